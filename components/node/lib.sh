@@ -1,0 +1,282 @@
+# zcloud node library: logging and device guards (POSIX sh).
+#
+# Shipped concatenated before every node script, so it only defines functions.
+# POSIX sh has no `local`: each function keeps its scratch variables under its own prefix.
+# Every guard takes the declared path as the subject of its messages, prints one refusal line
+# on stderr when the device fails it and returns 1; it never changes anything.
+
+# ---- output ---------------------------------------------------------------------------------
+
+# zc_log SUBJECT DECISION: one decision on stdout.
+zc_log() {
+    printf 'zcloud: %s: %s\n' "$1" "$2"
+}
+
+# zc_refuse SUBJECT REASON: one refusal on stderr (the caller exits non-zero).
+zc_refuse() {
+    printf 'zcloud: %s: refused: %s\n' "$1" "$2" >&2
+}
+
+# zc_die SUBJECT REASON: refuse and stop.
+zc_die() {
+    zc_refuse "$1" "$2"
+    exit 1
+}
+
+# zc_fail SUBJECT WHAT: a command failed while changing things; stop.
+zc_fail() {
+    printf 'zcloud: %s: failed: %s\n' "$1" "$2" >&2
+    exit 1
+}
+
+# zc_fact_device DECLARED STABLE: the machine-readable fact the program exposes as an output.
+zc_fact_device() {
+    printf 'zcloud-device: %s %s\n' "$1" "$2"
+}
+
+# ---- device facts -----------------------------------------------------------------------------
+
+# zc_canonical PATH: the path with every symlink resolved.
+zc_canonical() {
+    readlink -f -- "$1"
+}
+
+# zc_devnum DEV: "major:minor" of a block device.
+zc_devnum() {
+    zc_dn_hex=$(stat -L -c '%t %T' -- "$1") || return 1
+    # shellcheck disable=SC2086 # two words on purpose
+    set -- $zc_dn_hex
+    printf '%d:%d\n' "0x$1" "0x$2"
+}
+
+# zc_sysfs DEV: the device's directory under /sys (follows /sys/dev/block/M:m).
+zc_sysfs() {
+    zc_sf_num=$(zc_devnum "$1") || return 1
+    readlink -f -- "/sys/dev/block/$zc_sf_num"
+}
+
+# zc_partitions DEV: the /dev paths of the device's partitions, one per line.
+zc_partitions() {
+    zc_pt_sys=$(zc_sysfs "$1") || return 0
+    for zc_pt_dir in "$zc_pt_sys"/*; do
+        [ -f "$zc_pt_dir/partition" ] || continue
+        printf '/dev/%s\n' "${zc_pt_dir##*/}"
+    done
+}
+
+# zc_mountpoint DEV: the first mount point of DEV (by device number, then by path), or nothing.
+zc_mountpoint() {
+    zc_mp_num=$(zc_devnum "$1") || return 0
+    zc_mp_at=$(awk -v n="$zc_mp_num" '$3 == n { print $5; exit }' /proc/self/mountinfo)
+    if [ -z "$zc_mp_at" ]; then
+        zc_mp_at=$(awk -v d="$1" '$1 == d { print $2; exit }' /proc/mounts)
+    fi
+    printf '%s' "$zc_mp_at"
+}
+
+# zc_is_swap DEV: true when DEV is an active swap device.
+zc_is_swap() {
+    [ -r /proc/swaps ] || return 1
+    awk -v d="$1" 'NR > 1 && $1 == d { found = 1 } END { exit !found }' /proc/swaps
+}
+
+# zc_holders DEV: names of the devices stacked on DEV (dm, md, ...), space separated.
+zc_holders() {
+    zc_hd_sys=$(zc_sysfs "$1") || return 0
+    zc_hd_out=
+    for zc_hd in "$zc_hd_sys"/holders/*; do
+        [ -e "$zc_hd" ] || continue
+        zc_hd_out="$zc_hd_out${zc_hd_out:+ }${zc_hd##*/}"
+    done
+    printf '%s' "$zc_hd_out"
+}
+
+# zc_signatures DEV: the signature types on DEV (filesystem, RAID, LVM, partition table),
+# comma separated, or nothing.
+# Fails when the device cannot be read: unreadable never counts as clean.
+zc_signatures() {
+    zc_sg_out=$(wipefs --noheadings --output TYPE -- "$1" </dev/null) || return 1
+    printf '%s\n' "$zc_sg_out" | awk 'NF { printf "%s%s", sep, $1; sep = "," }'
+}
+
+# zc_blkid_type DEV: the low-level probe's TYPE of DEV, or nothing.
+zc_blkid_type() {
+    blkid -p -o value -s TYPE -- "$1" </dev/null 2>/dev/null || true
+}
+
+# zc_pv_vg DEV: prints the VG of PV DEV (empty line for a PV in no VG); fails when LVM does not
+# show DEV as a PV.
+zc_pv_vg() {
+    zc_pv_out=$(pvs --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
+    printf '%s\n' "$zc_pv_out" | awk 'NF { print $1; exit }'
+}
+
+# zc_stable_name DEV: a /dev/disk/by-id link to canonical DEV, wwn- first, then the first other
+# name in sorted order (lvm-pv-uuid- links change with the PV and are not stable). Fails if none.
+zc_stable_name() {
+    zc_sn_best=
+    for zc_sn_link in /dev/disk/by-id/*; do
+        [ -L "$zc_sn_link" ] || continue
+        case ${zc_sn_link##*/} in
+            lvm-pv-uuid-*) continue ;;
+        esac
+        [ "$(readlink -f -- "$zc_sn_link")" = "$1" ] || continue
+        case ${zc_sn_link##*/} in
+            wwn-*)
+                printf '%s\n' "$zc_sn_link"
+                return 0
+                ;;
+        esac
+        [ -n "$zc_sn_best" ] || zc_sn_best=$zc_sn_link
+    done
+    [ -n "$zc_sn_best" ] || return 1
+    printf '%s\n' "$zc_sn_best"
+}
+
+# zc_report_device DECLARED: prints the zcloud-device fact with the stable name, and says so
+# when the device has no /dev/disk/by-id name (then the canonical path stands in).
+zc_report_device() {
+    zc_rd_canon=$(zc_canonical "$1")
+    if zc_rd_stable=$(zc_stable_name "$zc_rd_canon"); then
+        zc_fact_device "$1" "$zc_rd_stable"
+    else
+        zc_log "$1" "no /dev/disk/by-id name, using $zc_rd_canon"
+        zc_fact_device "$1" "$zc_rd_canon"
+    fi
+}
+
+# ---- guards: one decision each; SUBJECT is the declared path, DEV the canonical one ----------
+
+# zc_guard_exists SUBJECT
+zc_guard_exists() {
+    if [ ! -e "$1" ]; then
+        zc_refuse "$1" "does not exist"
+        return 1
+    fi
+}
+
+# zc_guard_block SUBJECT DEV
+zc_guard_block() {
+    if [ ! -b "$2" ]; then
+        zc_refuse "$1" "$2 is not a block device"
+        return 1
+    fi
+}
+
+# zc_guard_not_mounted SUBJECT DEV: neither DEV nor a partition of it is mounted or swap.
+zc_guard_not_mounted() {
+    # shellcheck disable=SC2046 # device paths have no blanks; one word per line
+    for zc_gm_dev in "$2" $(zc_partitions "$2"); do
+        zc_gm_at=$(zc_mountpoint "$zc_gm_dev")
+        if [ -n "$zc_gm_at" ]; then
+            zc_refuse "$1" "$zc_gm_dev is mounted at $zc_gm_at"
+            return 1
+        fi
+        if zc_is_swap "$zc_gm_dev"; then
+            zc_refuse "$1" "$zc_gm_dev is in use as swap"
+            return 1
+        fi
+    done
+}
+
+# zc_guard_no_holders SUBJECT DEV: nothing (device-mapper, md, ...) is stacked on DEV.
+zc_guard_no_holders() {
+    zc_gh=$(zc_holders "$2")
+    if [ -n "$zc_gh" ]; then
+        zc_refuse "$1" "$2 is held by $zc_gh"
+        return 1
+    fi
+}
+
+# zc_guard_partitions_unused SUBJECT DEV: no partition of DEV is held or is an LVM PV.
+zc_guard_partitions_unused() {
+    for zc_gp in $(zc_partitions "$2"); do
+        zc_gp_h=$(zc_holders "$zc_gp")
+        if [ -n "$zc_gp_h" ]; then
+            zc_refuse "$1" "partition $zc_gp is held by $zc_gp_h"
+            return 1
+        fi
+        if zc_gp_vg=$(zc_pv_vg "$zc_gp"); then
+            zc_refuse "$1" "partition $zc_gp is an LVM PV${zc_gp_vg:+ of VG $zc_gp_vg}"
+            return 1
+        fi
+    done
+}
+
+# zc_guard_not_ceph SUBJECT DEV: DEV carries no Ceph OSD (bluestore label, or a ceph-volume VG).
+zc_guard_not_ceph() {
+    case $(zc_blkid_type "$2") in
+        ceph_bluestore)
+            zc_refuse "$1" "is a Ceph OSD (bluestore label)"
+            return 1
+            ;;
+    esac
+    case ,$(zc_signatures "$2" || true), in
+        *,ceph_bluestore,*)
+            zc_refuse "$1" "is a Ceph OSD (bluestore label)"
+            return 1
+            ;;
+    esac
+    if zc_gc_vg=$(zc_pv_vg "$2"); then
+        case $zc_gc_vg in
+            ceph-*)
+                zc_refuse "$1" "is a Ceph OSD (PV of VG $zc_gc_vg)"
+                return 1
+                ;;
+        esac
+    fi
+}
+
+# zc_guard_not_foreign_pv SUBJECT DEV [OWN_VG]: DEV is not a PV of a VG other than OWN_VG, and
+# not an LVM PV that this host's LVM hides (filter or devices file: we cannot tell whose it is).
+zc_guard_not_foreign_pv() {
+    if zc_gf_vg=$(zc_pv_vg "$2"); then
+        if [ -n "$zc_gf_vg" ] && [ "$zc_gf_vg" != "${3:-}" ]; then
+            zc_refuse "$1" "is a PV of another VG ($zc_gf_vg)"
+            return 1
+        fi
+        return 0
+    fi
+    if [ "$(zc_blkid_type "$2")" = LVM2_member ]; then
+        zc_refuse "$1" "carries an LVM PV label that LVM on this host does not show (filter or devices file)"
+        return 1
+    fi
+}
+
+# zc_guard_no_signature SUBJECT DEV WIPE: no signature on DEV, unless WIPE is 1.
+zc_guard_no_signature() {
+    if ! zc_gs=$(zc_signatures "$2"); then
+        zc_refuse "$1" "cannot read the signatures of $2"
+        return 1
+    fi
+    if [ -n "$zc_gs" ] && [ "$3" != 1 ]; then
+        zc_refuse "$1" "carries signatures ($zc_gs); set wipe: true to allow wiping them"
+        return 1
+    fi
+}
+
+# zc_guard_device SUBJECT WIPE [OWN_VG]: every guard, in order, stopping at the first refusal.
+# Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists/block.
+zc_guard_device() {
+    zc_canon=
+    zc_guard_exists "$1" || return 1
+    zc_canon=$(zc_canonical "$1")
+    zc_guard_block "$1" "$zc_canon" || return 1
+    if [ -n "${3:-}" ] && [ "$(zc_pv_vg "$zc_canon" || true)" = "$3" ]; then
+        return 0
+    fi
+    zc_guard_not_mounted "$1" "$zc_canon" || return 1
+    zc_guard_no_holders "$1" "$zc_canon" || return 1
+    zc_guard_partitions_unused "$1" "$zc_canon" || return 1
+    zc_guard_not_ceph "$1" "$zc_canon" || return 1
+    zc_guard_not_foreign_pv "$1" "$zc_canon" "${3:-}" || return 1
+    zc_guard_no_signature "$1" "$zc_canon" "$2" || return 1
+}
+
+# zc_wipe_signatures SUBJECT DEV: erase every signature on DEV (only after the guards passed).
+zc_wipe_signatures() {
+    zc_ws=$(zc_signatures "$2") || zc_fail "$1" "cannot read the signatures of $2"
+    [ -n "$zc_ws" ] || return 0
+    wipefs --all --quiet -- "$2" </dev/null || zc_fail "$1" "wipefs --all $2"
+    zc_log "$1" "wiped signatures ($zc_ws)"
+}

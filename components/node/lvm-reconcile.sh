@@ -1,0 +1,274 @@
+#!/bin/sh
+# lvm-reconcile.sh: make one LVM volume group hold exactly the declared devices, or release it.
+#
+#   lvm-reconcile.sh apply --vg <vg> [--wipe] [--thin-pool <lv> --thin-percent <N>] <dev>...
+#   lvm-reconcile.sh release --vg <vg>
+#
+# apply checks every device with every guard before it changes anything: one refusal and the
+# run changes nothing. Devices already in <vg> are ours and pass. PVs of <vg> no longer listed
+# are reduced, pvremoved and wiped, unless they hold extents. Re-running changes nothing.
+# release refuses while any LV (other than an empty thin pool) exists; a missing VG is done.
+# Shipped as `sh -c '<lib.sh + this>' lvm-reconcile <args>`; standalone it sources lib.sh.
+set -eu
+set -f
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
+command -v zc_log >/dev/null 2>&1 || . "$(dirname "$0")/lib.sh"
+
+zl_usage() {
+    zc_die lvm-reconcile "$1 (usage: apply --vg <vg> [--wipe] [--thin-pool <lv> --thin-percent <N>] <dev>... | release --vg <vg>)"
+}
+
+# zl_name_ok NAME: an LVM VG/LV name we accept.
+zl_name_ok() {
+    case $1 in
+        '' | -* | *[!A-Za-z0-9+_.-]*) return 1 ;;
+    esac
+}
+
+# zl_in WORD LIST: WORD is one of the space-separated LIST.
+zl_in() {
+    case " $2 " in
+        *" $1 "*) return 0 ;;
+    esac
+    return 1
+}
+
+zl_parse() {
+    zl_action=${1:-}
+    [ $# -gt 0 ] && shift
+    zl_vg='' zl_wipe=0 zl_thin_pool='' zl_thin_percent='' zl_devices=''
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --vg | --thin-pool | --thin-percent)
+                [ $# -ge 2 ] || zl_usage "$1 needs a value"
+                case $1 in
+                    --vg) zl_vg=$2 ;;
+                    --thin-pool) zl_thin_pool=$2 ;;
+                    --thin-percent) zl_thin_percent=$2 ;;
+                esac
+                shift 2
+                ;;
+            --wipe) zl_wipe=1; shift ;;
+            -*) zl_usage "unknown option $1" ;;
+            *[[:space:]]*) zl_usage "device path with blanks: $1" ;;
+            /*) zl_devices="$zl_devices${zl_devices:+ }$1"; shift ;;
+            *) zl_usage "device path is not absolute: $1" ;;
+        esac
+    done
+    case $zl_action in
+        apply | release) ;;
+        *) zl_usage "unknown action '$zl_action'" ;;
+    esac
+    zl_name_ok "$zl_vg" || zl_usage "--vg needs a valid VG name"
+    case $zl_action in
+        apply)
+            [ -n "$zl_devices" ] || zl_usage "apply needs at least one device"
+            if [ -n "$zl_thin_pool$zl_thin_percent" ]; then
+                zl_name_ok "$zl_thin_pool" || zl_usage "--thin-pool needs a valid LV name"
+                case $zl_thin_percent in
+                    '' | *[!0-9]* | 0*) zl_usage "--thin-percent needs a number from 1 to 100" ;;
+                esac
+                [ "$zl_thin_percent" -le 100 ] || zl_usage "--thin-percent needs a number from 1 to 100"
+            fi
+            ;;
+        release)
+            if [ -n "$zl_devices$zl_thin_pool$zl_thin_percent" ] || [ "$zl_wipe" = 1 ]; then
+                zl_usage "release takes only --vg"
+            fi
+            ;;
+    esac
+}
+
+# ---- LVM queries (stdin closed: LVM never reads the script's stdin or waits on a prompt) ----
+
+zl_vg_exists() {
+    vgs --noheadings -o vg_name -- "$1" </dev/null >/dev/null 2>&1
+}
+
+# zl_vg_pvs VG: "pv_name|pv_used_bytes" lines for the PVs of VG.
+zl_vg_pvs() {
+    zl_vp_out=$(pvs --noheadings --separator '|' --units b --nosuffix -o pv_name,vg_name,pv_used </dev/null) ||
+        zc_fail "VG $1" "pvs"
+    printf '%s\n' "$zl_vp_out" | awk -F'|' -v vg="$1" '{ gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2) } $2 == vg { print $1 "|" $3 + 0 }'
+}
+
+# zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG.
+zl_vg_lvs() {
+    zl_vl_out=$(lvs --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
+        zc_fail "VG $1" "lvs"
+    printf '%s\n' "$zl_vl_out" | awk -F'|' 'NF { gsub(/ /, ""); print }'
+}
+
+# ---- apply --------------------------------------------------------------------------------------
+
+# zl_check_apply: every guard on every device, then the PVs to remove; sets zl_new (canonical
+# paths to add), zl_keep (declared paths already ours), zl_remove (PVs to take out).
+zl_check_apply() {
+    zl_failed=0 zl_seen='' zl_new='' zl_keep='' zl_remove='' zl_ours=''
+    zl_vg_present=0 zl_pvlist=
+    if zl_vg_exists "$zl_vg"; then
+        zl_vg_present=1
+        zl_pvlist=$(zl_vg_pvs "$zl_vg") || exit 1
+        for zl_line in $zl_pvlist; do
+            zl_pv=${zl_line%%|*}
+            case $zl_pv in
+                /*) zl_ours="$zl_ours${zl_ours:+ }$(zc_canonical "$zl_pv")" ;;
+                *) zc_refuse "VG $zl_vg" "has a missing PV ($zl_pv); repair it by hand"; zl_failed=1 ;;
+            esac
+        done
+    fi
+    for zl_dev in $zl_devices; do
+        if ! zc_guard_device "$zl_dev" "$zl_wipe" "$zl_vg"; then
+            zl_failed=1
+            continue
+        fi
+        zl_canon=$(zc_canonical "$zl_dev")
+        if zl_in "$zl_canon" "$zl_seen"; then
+            zc_refuse "$zl_dev" "listed twice (as $zl_canon)"
+            zl_failed=1
+            continue
+        fi
+        zl_seen="$zl_seen${zl_seen:+ }$zl_canon"
+        if zl_in "$zl_canon" "$zl_ours"; then
+            zl_keep="$zl_keep${zl_keep:+ }$zl_dev"
+        else
+            zl_new="$zl_new${zl_new:+ }$zl_canon"
+        fi
+    done
+    if [ "$zl_vg_present" = 1 ]; then
+        for zl_line in $zl_pvlist; do
+            case $zl_line in /*) ;; *) continue ;; esac
+            zl_pv=$(zc_canonical "${zl_line%%|*}")
+            zl_used=${zl_line##*|}
+            zl_in "$zl_pv" "$zl_seen" && continue
+            if [ "$zl_used" != 0 ]; then
+                zc_refuse "$zl_pv" "is no longer listed but holds allocated extents of VG $zl_vg ($zl_used bytes); move or remove its LVs first"
+                zl_failed=1
+                continue
+            fi
+            zl_remove="$zl_remove${zl_remove:+ }$zl_pv"
+        done
+    fi
+    if [ -n "$zl_thin_pool" ] && [ "$zl_vg_present" = 1 ]; then
+        zl_lvlist=$(zl_vg_lvs "$zl_vg") || exit 1
+        for zl_line in $zl_lvlist; do
+            zl_lv=${zl_line%%|*}
+            zl_seg=${zl_line#*|}
+            zl_seg=${zl_seg%%|*}
+            if [ "$zl_lv" = "$zl_thin_pool" ] && [ "$zl_seg" != thin-pool ]; then
+                zc_refuse "VG $zl_vg" "LV $zl_thin_pool exists and is not a thin pool ($zl_seg)"
+                zl_failed=1
+            fi
+        done
+    fi
+    [ "$zl_failed" = 0 ]
+}
+
+zl_apply() {
+    zl_check_apply || exit 1
+    for zl_dev in $zl_devices; do
+        zc_report_device "$zl_dev"
+    done
+    zl_changed=0
+    for zl_dev in $zl_keep; do
+        zc_log "$zl_dev" "in VG $zl_vg, no change"
+    done
+    if [ -n "$zl_new" ]; then
+        for zl_dev in $zl_new; do
+            zc_wipe_signatures "$zl_dev" "$zl_dev"
+        done
+        # vgcreate/vgextend initialise the new PVs themselves: one LVM transaction, no stray PVs.
+        if [ "$zl_vg_present" = 1 ]; then
+            # shellcheck disable=SC2086 # device list, one word each
+            vgextend --quiet -- "$zl_vg" $zl_new </dev/null || zc_fail "VG $zl_vg" "vgextend $zl_new"
+            zc_log "VG $zl_vg" "extended with $zl_new"
+        else
+            # shellcheck disable=SC2086 # device list, one word each
+            vgcreate --quiet -- "$zl_vg" $zl_new </dev/null || zc_fail "VG $zl_vg" "vgcreate $zl_new"
+            zc_log "VG $zl_vg" "created with $zl_new"
+        fi
+        zl_changed=1
+    fi
+    for zl_pv in $zl_remove; do
+        vgreduce --quiet -- "$zl_vg" "$zl_pv" </dev/null || zc_fail "$zl_pv" "vgreduce $zl_vg"
+        pvremove --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "pvremove"
+        wipefs --all --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "wipefs --all"
+        zc_log "$zl_pv" "no longer listed: removed from VG $zl_vg, PV removed, wiped"
+        zl_changed=1
+    done
+    if [ -n "$zl_thin_pool" ]; then
+        zl_apply_thin
+    fi
+    if [ "$zl_changed" = 0 ]; then
+        zc_log "VG $zl_vg" "no change"
+    fi
+}
+
+zl_apply_thin() {
+    if lvs -- "$zl_vg/$zl_thin_pool" </dev/null >/dev/null 2>&1; then
+        zc_log "VG $zl_vg" "thin pool $zl_thin_pool present, no change"
+        return 0
+    fi
+    lvcreate --quiet --yes -l "$zl_thin_percent%VG" -T -- "$zl_vg/$zl_thin_pool" </dev/null ||
+        zc_fail "VG $zl_vg" "lvcreate thin pool $zl_thin_pool"
+    zc_log "VG $zl_vg" "thin pool $zl_thin_pool created with $zl_thin_percent% of the VG"
+    zl_changed=1
+}
+
+# ---- release ------------------------------------------------------------------------------------
+
+zl_release() {
+    if ! zl_vg_exists "$zl_vg"; then
+        zc_log "VG $zl_vg" "does not exist, nothing to release"
+        return 0
+    fi
+    zl_lvs=$(zl_vg_lvs "$zl_vg")
+    zl_pools='' zl_blocking=''
+    for zl_line in $zl_lvs; do
+        zl_lv=${zl_line%%|*}
+        zl_seg=${zl_line#*|}
+        zl_seg=${zl_seg%%|*}
+        if [ "$zl_seg" = thin-pool ] && ! zl_pool_used "$zl_lv" "$zl_lvs"; then
+            zl_pools="$zl_pools${zl_pools:+ }$zl_lv"
+        else
+            zl_blocking="$zl_blocking${zl_blocking:+, }$zl_lv"
+        fi
+    done
+    if [ -n "$zl_blocking" ]; then
+        zc_die "VG $zl_vg" "holds logical volumes ($zl_blocking); remove them first"
+    fi
+    zl_pvs=
+    zl_pvlist=$(zl_vg_pvs "$zl_vg") || exit 1
+    for zl_line in $zl_pvlist; do
+        zl_pv=${zl_line%%|*}
+        case $zl_pv in
+            /*) zl_pvs="$zl_pvs${zl_pvs:+ }$zl_pv" ;;
+            *) zc_die "VG $zl_vg" "has a missing PV ($zl_pv); repair it by hand" ;;
+        esac
+    done
+    for zl_lv in $zl_pools; do
+        lvremove --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
+        zc_log "VG $zl_vg" "empty thin pool $zl_lv removed"
+    done
+    vgremove --quiet -- "$zl_vg" </dev/null || zc_fail "VG $zl_vg" "vgremove"
+    zc_log "VG $zl_vg" "removed"
+    for zl_pv in $zl_pvs; do
+        pvremove --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "pvremove"
+        wipefs --all --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "wipefs --all"
+        zc_log "$zl_pv" "PV removed, wiped"
+    done
+}
+
+# zl_pool_used POOL LVS: some LV of LVS ("name|segtype|pool" lines) lives in thin pool POOL.
+zl_pool_used() {
+    for zl_pu in $2; do
+        [ "${zl_pu##*|}" = "$1" ] && return 0
+    done
+    return 1
+}
+
+zl_parse "$@"
+case $zl_action in
+    apply) zl_apply ;;
+    release) zl_release ;;
+esac

@@ -1,0 +1,83 @@
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm/commands";
+
+const nodeDir = path.join(__dirname, "..", "..", "components", "node");
+const shipped = ["lib.sh", "lvm-reconcile.sh"].map((f) => fs.readFileSync(path.join(nodeDir, f), "utf8")).join("\n");
+
+/**
+ * Runs a command string in a real POSIX shell with `sh` and `sudo` replaced by functions that
+ * print the words they receive: what the remote shell would hand to them, quoting included.
+ */
+function wordsOf(command: string): string[] {
+    const probe =
+        `sh() { for w in "$@"; do printf '%s\\0' "$w"; done; }; ` +
+        `sudo() { printf 'sudo\\0'; for w in "$@"; do printf '%s\\0' "$w"; done; }; ` +
+        command;
+    const out = execFileSync("/bin/sh", ["-c", probe], { encoding: "utf8" });
+    return out.split("\0").slice(0, -1);
+}
+
+test("apply: the shell receives lib.sh + lvm-reconcile.sh, the name and the arguments in order", () => {
+    const cmd = lvmApplyCommand({ vg: "zcloud-fast", devices: ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"], wipe: false }, false);
+    assert.ok(cmd.startsWith("sh -c '"), cmd.slice(0, 20));
+    assert.deepEqual(wordsOf(cmd), [
+        "-c",
+        shipped,
+        "lvm-reconcile",
+        "apply",
+        "--vg",
+        "zcloud-fast",
+        "/dev/sdb",
+        "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
+    ]);
+});
+
+test("apply with wipe, thin pool and sudo", () => {
+    const cmd = lvmApplyCommand({ vg: "zcloud-a", devices: ["/dev/sdc"], wipe: true, thin: { pool: "thin", percent: 90 } }, true);
+    assert.ok(cmd.startsWith("sudo -n sh -c '"));
+    assert.deepEqual(wordsOf(cmd).slice(0, 5), ["sudo", "-n", "sh", "-c", shipped]);
+    assert.deepEqual(wordsOf(cmd).slice(5), [
+        "lvm-reconcile",
+        "apply",
+        "--vg",
+        "zcloud-a",
+        "--wipe",
+        "--thin-pool",
+        "thin",
+        "--thin-percent",
+        "90",
+        "/dev/sdc",
+    ]);
+});
+
+test("apply quotes device paths with shell metacharacters as single words", () => {
+    const odd = "/dev/disk/by-path/x'$(touch /nonexistent);y";
+    const cmd = lvmApplyCommand({ vg: "zcloud-a", devices: [odd], wipe: false }, false);
+    assert.deepEqual(wordsOf(cmd).slice(-1), [odd]);
+});
+
+test("apply is deterministic: the same spec gives the same string (no spurious updates)", () => {
+    const spec = { vg: "zcloud-a", devices: ["/dev/sdb", "/dev/sdc"], wipe: false };
+    assert.equal(lvmApplyCommand(spec, false), lvmApplyCommand({ ...spec, devices: [...spec.devices] }, false));
+    assert.notEqual(lvmApplyCommand(spec, false), lvmApplyCommand({ ...spec, devices: ["/dev/sdc", "/dev/sdb"] }, false));
+});
+
+test("apply refuses specs the script would refuse", () => {
+    assert.throws(() => lvmApplyCommand({ vg: "zcloud-a", devices: [], wipe: false }, false), /zcloud-a: no devices/);
+    for (const percent of [0, 101, 12.5]) {
+        assert.throws(
+            () => lvmApplyCommand({ vg: "zcloud-a", devices: ["/dev/sdb"], wipe: false, thin: { pool: "t", percent } }, false),
+            /thin percent must be an integer 1\.\.100/,
+        );
+    }
+});
+
+test("release: only the VG, the same script", () => {
+    const cmd = lvmReleaseCommand({ vg: "zcloud-fast" }, false);
+    assert.deepEqual(wordsOf(cmd), ["-c", shipped, "lvm-reconcile", "release", "--vg", "zcloud-fast"]);
+    assert.deepEqual(wordsOf(lvmReleaseCommand({ vg: "zcloud-fast" }, true)).slice(0, 4), ["sudo", "-n", "sh", "-c"]);
+});
