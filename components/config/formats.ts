@@ -1,0 +1,129 @@
+import * as net from "net";
+
+/** Formats of single values, as pure predicates; messages live next to the schema. */
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** RFC 1123 label: what a StorageClass, namespace and our resource names need. */
+export function isDnsLabel(value: string): boolean {
+    return value.length <= 63 && dnsLabel.test(value);
+}
+
+/** Kubernetes node names are RFC 1123 subdomains. */
+export function isDnsSubdomain(value: string): boolean {
+    return value.length <= 253 && value.split(".").every(isDnsLabel);
+}
+
+const hostnameLabel = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
+
+export function isHostname(value: string): boolean {
+    if (value.length === 0 || value.length > 253) {
+        return false;
+    }
+    const labels = value.replace(/\.$/, "").split(".");
+    // A name made only of digits and dots is a mistyped IPv4 address, not a hostname.
+    if (labels.every((l) => /^[0-9]+$/.test(l))) {
+        return false;
+    }
+    return labels.every((l) => l.length <= 63 && hostnameLabel.test(l));
+}
+
+/** IPv4, IPv6 (bare, not bracketed) or a hostname. */
+export function isAddress(value: string): boolean {
+    return net.isIP(value) !== 0 || isHostname(value);
+}
+
+/** An absolute path under /dev with no empty, `.` or `..` segments. */
+export function isDevicePath(value: string): boolean {
+    if (!value.startsWith("/dev/") || value.endsWith("/")) {
+        return false;
+    }
+    const segments = value.slice(1).split("/");
+    return segments.every((s) => s !== "" && s !== "." && s !== ".." && /^[A-Za-z0-9._:@+=,-]+$/.test(s));
+}
+
+/** Kernel names like /dev/sdb or /dev/nvme0n1 change across reboots; by-id names do not. */
+export function isUnstableDeviceName(value: string): boolean {
+    return /^\/dev\/(sd[a-z]+|vd[a-z]+|xvd[a-z]+|hd[a-z]+|nvme\d+n\d+)$/.test(value);
+}
+
+/** An absolute POSIX path without `.`/`..` segments or doubled slashes. */
+export function isAbsolutePath(value: string): boolean {
+    if (!value.startsWith("/")) {
+        return false;
+    }
+    if (value === "/") {
+        return true;
+    }
+    const segments = value.slice(1).replace(/\/$/, "").split("/");
+    return segments.every((s) => s !== "" && s !== "." && s !== ".." && !/[\s,]/.test(s));
+}
+
+/**
+ * iSCSI names (RFC 3720): `iqn.YYYY-MM.reverse.domain[:identifier]`, `eui.` + 16 hex digits,
+ * `naa.` + 16 or 32 hex digits.
+ */
+export function isIscsiName(value: string): boolean {
+    return (
+        /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[^\s]+)?$/.test(value) ||
+        /^eui\.[0-9A-Fa-f]{16}$/.test(value) ||
+        /^naa\.([0-9A-Fa-f]{16}|[0-9A-Fa-f]{32})$/.test(value)
+    ) && value.length <= 223;
+}
+
+export interface Portal {
+    host: string;
+    port: number;
+}
+
+/** `host:port` or `[ipv6]:port`; undefined when malformed. */
+export function parsePortal(value: string): Portal | undefined {
+    const match = /^\[([^\]]+)\]:(\d+)$/.exec(value) ?? /^([^:[\]]+):(\d+)$/.exec(value);
+    if (!match) {
+        return undefined;
+    }
+    const [, host, portText] = match;
+    const port = Number(portText);
+    const bracketed = value.startsWith("[");
+    const hostOk = bracketed ? net.isIPv6(host) : net.isIPv4(host) || isHostname(host);
+    return hostOk && isPort(port) ? { host, port } : undefined;
+}
+
+export function isPort(value: number): boolean {
+    return Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+/** OpenSSH public key line: `<type> <base64>[ comment]`. */
+export function isSshPublicKey(value: string): boolean {
+    return /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$/.test(
+        value.trim(),
+    );
+}
+
+/** A POSIX user name as useradd accepts it. */
+export function isUserName(value: string): boolean {
+    return /^[a-z_][a-z0-9_-]{0,31}\$?$/.test(value);
+}
+
+/** `host[:port][/path]` of a registry mirror, without scheme or trailing slash. */
+export function isImageRegistry(value: string): boolean {
+    const [hostPort, ...path] = value.split("/");
+    const m = /^([^:]+)(?::(\d+))?$/.exec(hostPort);
+    if (!m || !(isHostname(m[1]) || net.isIPv4(m[1])) || (m[2] !== undefined && !isPort(Number(m[2])))) {
+        return false;
+    }
+    return path.every((p) => /^[a-z0-9]+([._-][a-z0-9]+)*$/.test(p));
+}
+
+/** NFS mount options csi-driver-nfs passes to mount.nfs; unknown names are likely typos. */
+export const knownNfsMountOptions: ReadonlySet<string> = new Set([
+    "nfsvers", "vers", "minorversion", "proto", "port", "mountport", "mountproto", "timeo", "retrans",
+    "rsize", "wsize", "hard", "soft", "softerr", "intr", "nointr", "ac", "noac", "actimeo", "acregmin",
+    "acregmax", "acdirmin", "acdirmax", "sec", "lookupcache", "lock", "nolock", "local_lock", "resvport",
+    "noresvport", "nconnect", "fsc", "nofsc", "cto", "nocto", "sharecache", "nosharecache", "tcp", "udp",
+    "rdma", "max_connect", "clientaddr", "retry", "bg", "fg", "ro", "rw", "noatime", "nodiratime",
+    "relatime", "nosuid", "nodev", "noexec", "xprtsec", "write",
+]);
+
+/** Values a versioned option may take. */
+export const nfsVersions: ReadonlySet<string> = new Set(["3", "4", "4.0", "4.1", "4.2"]);

@@ -1,0 +1,101 @@
+/**
+ * The typed model of a stack config (DESIGN "Stack config contract"), after validation and defaults.
+ * Plain data: no Pulumi objects, so validation is testable without mocks. Secret leaves are plain
+ * strings here; the program wraps them with pulumi.secret before they reach any resource.
+ */
+
+export type StorageType = "lvm" | "cephfs" | "iscsi" | "nfs";
+
+/** Node name -> device paths exactly as declared. */
+export type HostDevices = Record<string, string[]>;
+
+export interface BastionConfig {
+    host: string;
+    port: number;
+    user: string;
+    /** Defaults to the node key when absent. Secret. */
+    privateKey?: string;
+    hostKey?: string;
+}
+
+export interface SshConfig {
+    user: string;
+    port: number;
+    /** Secret. */
+    privateKey: string;
+    /** Node name -> pinned host public key (`ssh-ed25519 AAAA...`). */
+    hostKeys: Record<string, string>;
+    bastion?: BastionConfig;
+}
+
+export interface NodeConfig {
+    address: string;
+    /** Overrides ssh.port for this node. */
+    port?: number;
+    /** Overrides ssh.user for this node. */
+    user?: string;
+}
+
+interface StorageBase {
+    /** StorageClass name; unique across all types. */
+    name: string;
+    default: boolean;
+}
+
+export interface ThinConfig {
+    overprovisionRatio: number;
+    /** Share of the VG the thin pool takes, in percent. */
+    poolPercent: number;
+    /** Create a VolumeSnapshotClass (needs the snapshot CRDs and controller in the cluster). */
+    snapshots: boolean;
+}
+
+export interface LvmConfig extends StorageBase {
+    hosts: HostDevices;
+    wipe: boolean;
+    thin?: ThinConfig;
+}
+
+export interface CephFsConfig extends StorageBase {
+    hosts: HostDevices;
+    /** By hosts, never by disks: default min(3, number of hosts). */
+    replicas: number;
+    wipe: boolean;
+}
+
+export interface ChapConfig {
+    username: string;
+    /** Secret. */
+    password: string;
+}
+
+export interface IscsiConfig extends StorageBase {
+    portals: string[];
+    iqn: string;
+    lun: number;
+    chap?: ChapConfig;
+    initiators: string[];
+    wipe: boolean;
+}
+
+export type NfsOnDelete = "delete" | "retain" | "archive";
+
+export interface NfsConfig extends StorageBase {
+    server: string;
+    path: string;
+    onDelete: NfsOnDelete;
+    mountOptions: string[];
+}
+
+export interface StackModel {
+    namespace: string;
+    imageRegistry?: string;
+    ssh?: SshConfig;
+    nodes: Record<string, NodeConfig>;
+    lvm: LvmConfig[];
+    cephfs: CephFsConfig[];
+    iscsi: IscsiConfig[];
+    nfs: NfsConfig[];
+}
+
+export const defaultNamespace = "zcloud-storage";

@@ -1,0 +1,254 @@
+import { ConfigIssue } from "./errors";
+import * as f from "./formats";
+import { StackParsed } from "./schema";
+import { didYouMean } from "./suggest";
+
+/**
+ * Rules across keys of a shape-valid config. Each returns its issues; none stops the others, so a
+ * config's errors are reported together.
+ */
+
+type Rule = (c: StackParsed) => ConfigIssue[];
+
+interface StorageRef {
+    type: "lvm" | "cephfs" | "iscsi" | "nfs";
+    index: number;
+    name: string;
+    default: boolean;
+}
+
+const nodeTypes = ["lvm", "cephfs"] as const;
+
+function storages(c: StackParsed): StorageRef[] {
+    return (["lvm", "cephfs", "iscsi", "nfs"] as const).flatMap((type) =>
+        c[type].map((s, index) => ({ type, index, name: s.name, default: s.default })),
+    );
+}
+
+const label = (s: { type: string; index: number; name: string }) => `${s.type}[${s.index}] (${s.name})`;
+
+export const uniqueStorageNames: Rule = (c) => {
+    const seen = new Map<string, StorageRef>();
+    const issues: ConfigIssue[] = [];
+    for (const s of storages(c)) {
+        const first = seen.get(s.name);
+        if (first) {
+            issues.push({
+                path: `${s.type}[${s.index}].name`,
+                message: `"${s.name}" is already used by ${first.type}[${first.index}]; StorageClass names must be unique across all storage types`,
+            });
+        } else {
+            seen.set(s.name, s);
+        }
+    }
+    return issues;
+};
+
+export const singleDefault: Rule = (c) => {
+    const defaults = storages(c).filter((s) => s.default);
+    return defaults.slice(1).map((s) => ({
+        path: `${s.type}[${s.index}].default`,
+        message: `only one StorageClass can be the default and ${label(defaults[0])} already is; set default: false on one of them`,
+    }));
+};
+
+export const nodeNames: Rule = (c) =>
+    Object.keys(c.nodes)
+        .filter((n) => !f.isDnsSubdomain(n))
+        .map((n) => ({
+            path: `nodes.${n}`,
+            message: "must be the Kubernetes node name (lowercase RFC 1123: a-z, 0-9, '-' and '.'), as `kubectl get nodes` shows it",
+        }));
+
+function unknownNode(c: StackParsed, path: string, node: string): ConfigIssue[] {
+    if (node in c.nodes) {
+        return [];
+    }
+    return [
+        {
+            path,
+            message: `${node} is not in zcloud-storage:nodes${didYouMean(node, Object.keys(c.nodes))}; add it there with its SSH address`,
+        },
+    ];
+}
+
+export const knownNodes: Rule = (c) => [
+    ...nodeTypes.flatMap((type) =>
+        c[type].flatMap((s, i) => Object.keys(s.hosts).flatMap((n) => unknownNode(c, `${type}[${i}].hosts.${n}`, n))),
+    ),
+    ...c.iscsi.flatMap((s, i) => s.initiators.flatMap((n, j) => unknownNode(c, `iscsi[${i}].initiators[${j}]`, n))),
+    ...Object.keys(c.ssh?.hostKeys ?? {}).flatMap((n) => unknownNode(c, `ssh.hostKeys.${n}`, n)),
+];
+
+export const sshWhenNodesAreUsed: Rule = (c) => {
+    const users = (["lvm", "cephfs", "iscsi"] as const).filter((t) => c[t].length > 0);
+    if (c.ssh || users.length === 0) {
+        return [];
+    }
+    return [
+        {
+            path: "ssh",
+            message: `is required because ${users.join(", ")} storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key`,
+        },
+    ];
+};
+
+/** A device is claimed once per node across all storages, and never twice in one list. */
+export const devicesClaimedOnce: Rule = (c) => {
+    const claims = new Map<string, string>();
+    const issues: ConfigIssue[] = [];
+    for (const type of nodeTypes) {
+        c[type].forEach((s, i) => {
+            for (const [node, devices] of Object.entries(s.hosts)) {
+                devices.forEach((device, j) => {
+                    const key = `${node}\0${device}`;
+                    const owner = claims.get(key);
+                    const here = `${type}[${i}] (${s.name})`;
+                    if (owner) {
+                        issues.push({
+                            path: `${type}[${i}].hosts.${node}[${j}]`,
+                            message:
+                                owner === here
+                                    ? `${device} is listed twice for ${node}`
+                                    : `${device} on ${node} is already claimed by ${owner}; a device belongs to one storage`,
+                        });
+                    } else {
+                        claims.set(key, here);
+                    }
+                });
+            }
+        });
+    }
+    return issues;
+};
+
+/** A node serves at most one of lvm/cephfs, and at most one storage of each type. */
+export const nodeExclusive: Rule = (c) => {
+    const issues: ConfigIssue[] = [];
+    const diskOwner = new Map<string, string>();
+    for (const type of nodeTypes) {
+        c[type].forEach((s, i) => {
+            for (const node of Object.keys(s.hosts)) {
+                const owner = diskOwner.get(node);
+                if (owner) {
+                    issues.push({
+                        path: `${type}[${i}].hosts.${node}`,
+                        message: owner.startsWith(`${type} `)
+                            ? `${node} already serves ${owner}; a node is in at most one ${type} storage`
+                            : `${node} already serves ${owner}; a node serves at most one of lvm and cephfs (an LVM volume group and Ceph OSDs would compete for its disks)`,
+                    });
+                } else {
+                    diskOwner.set(node, `${type} storage ${s.name}`);
+                }
+            }
+        });
+    }
+    const initiatorOwner = new Map<string, string>();
+    c.iscsi.forEach((s, i) => {
+        s.initiators.forEach((node, j) => {
+            const owner = initiatorOwner.get(node);
+            if (owner === s.name) {
+                issues.push({ path: `iscsi[${i}].initiators[${j}]`, message: `${node} is listed twice` });
+            } else if (owner) {
+                issues.push({
+                    path: `iscsi[${i}].initiators[${j}]`,
+                    message: `${node} already serves iscsi storage ${owner}; a node is in at most one iscsi storage`,
+                });
+            } else {
+                initiatorOwner.set(node, s.name);
+            }
+        });
+    });
+    return issues;
+};
+
+export const cephReplicas: Rule = (c) =>
+    c.cephfs.flatMap((s, i) => {
+        const hostCount = Object.keys(s.hosts).length;
+        if (s.replicas === undefined || s.replicas <= hostCount) {
+            return [];
+        }
+        return [
+            {
+                path: `cephfs[${i}].replicas`,
+                message: `${s.replicas} replicas need ${s.replicas} hosts but ${hostCount} ${hostCount === 1 ? "is" : "are"} listed; Ceph places replicas on different hosts, so add hosts or lower replicas`,
+            },
+        ];
+    });
+
+export const chapPairs: Rule = (c) =>
+    c.iscsi.flatMap((s, i) => {
+        if (!s.chap || (s.chap.username !== undefined) === (s.chap.password !== undefined)) {
+            return [];
+        }
+        const missing = s.chap.username === undefined ? "username" : "password";
+        return [
+            {
+                path: `iscsi[${i}].chap.${missing}`,
+                message: `is missing; CHAP needs both username and password (or leave chap out for a target without authentication)`,
+            },
+        ];
+    });
+
+export const nfsMountOptions: Rule = (c) =>
+    c.nfs.flatMap((s, i) =>
+        s.mountOptions.flatMap((option, j) => {
+            const path = `nfs[${i}].mountOptions[${j}]`;
+            const m = /^([a-z_]+)(?:=([^\s,=]+))?$/.exec(option);
+            if (!m) {
+                return [{ path, message: `"${option}" is not a mount option: write one option per item as name or name=value, without spaces or commas` }];
+            }
+            const [, name, value] = m;
+            if (!f.knownNfsMountOptions.has(name)) {
+                return [{ path, message: `unknown NFS mount option "${name}"${didYouMean(name, [...f.knownNfsMountOptions])}` }];
+            }
+            if ((name === "nfsvers" || name === "vers") && (value === undefined || !f.nfsVersions.has(value))) {
+                return [{ path, message: `${name} must be one of ${[...f.nfsVersions].join(", ")}` }];
+            }
+            return [];
+        }),
+    );
+
+export const allRules: readonly Rule[] = [
+    uniqueStorageNames,
+    singleDefault,
+    nodeNames,
+    knownNodes,
+    sshWhenNodesAreUsed,
+    devicesClaimedOnce,
+    nodeExclusive,
+    cephReplicas,
+    chapPairs,
+    nfsMountOptions,
+];
+
+/** Advice that does not stop a run. */
+export function configWarnings(c: StackParsed): ConfigIssue[] {
+    const warnings: ConfigIssue[] = [];
+    for (const type of nodeTypes) {
+        c[type].forEach((s, i) => {
+            for (const [node, devices] of Object.entries(s.hosts)) {
+                devices.forEach((device, j) => {
+                    if (f.isUnstableDeviceName(device)) {
+                        warnings.push({
+                            path: `${type}[${i}].hosts.${node}[${j}]`,
+                            message: `${device} is a kernel name that can change across reboots; the node command reports its /dev/disk/by-id name, prefer that in the config`,
+                        });
+                    }
+                });
+            }
+        });
+    }
+    const usedNodes = new Set([...nodeTypes.flatMap((t) => c[t].flatMap((s) => Object.keys(s.hosts))), ...c.iscsi.flatMap((s) => s.initiators)]);
+    if (c.ssh) {
+        for (const node of usedNodes) {
+            if (node in c.nodes && !(node in c.ssh.hostKeys)) {
+                warnings.push({
+                    path: `ssh.hostKeys.${node}`,
+                    message: `not pinned: the SSH connection to ${node} accepts any host key; pin it with the output of ssh-keyscan -t ed25519 ${c.nodes[node].address}`,
+                });
+            }
+        }
+    }
+    return warnings;
+}

@@ -1,0 +1,158 @@
+import { z } from "zod";
+import * as f from "./formats";
+import { defaultNamespace } from "./model";
+
+/**
+ * The shape of every key of the stack config, with defaults and one message per rule.
+ * Cross-key rules (node references, device claims, exclusivity) live in rules.ts.
+ */
+
+const check = (ok: (v: string) => boolean, message: string) => z.string().refine(ok, { message });
+
+export const storageName = check(
+    f.isDnsLabel,
+    "must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast",
+);
+
+const address = check(f.isAddress, "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11");
+
+const port = z
+    .number()
+    .refine(f.isPort, { message: "must be a TCP port, a whole number from 1 to 65535" });
+
+const devicePath = check(
+    f.isDevicePath,
+    "must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
+);
+
+const secretText = z.string().min(1, { message: "must not be empty" });
+
+const sshPublicKey = check(
+    f.isSshPublicKey,
+    "must be an OpenSSH public key line, e.g. \"ssh-ed25519 AAAA...\" (ssh-keyscan -t ed25519 <node> prints it)",
+);
+
+const userName = check(f.isUserName, "must be a POSIX user name, e.g. root or ops");
+
+const hosts = z
+    .record(z.string(), z.array(devicePath).min(1, { message: "must list at least one device" }))
+    .refine((h) => Object.keys(h).length > 0, { message: "must name at least one node with its devices" });
+
+const isDefault = z.boolean().default(false);
+const wipe = z.boolean().default(false);
+
+const bastion = z.strictObject({
+    host: address,
+    port: port.default(22),
+    user: userName.optional(),
+    privateKey: secretText.optional(),
+    hostKey: sshPublicKey.optional(),
+});
+
+export const sshSchema = z.strictObject({
+    user: userName.default("root"),
+    port: port.default(22),
+    privateKey: secretText,
+    hostKeys: z.record(z.string(), sshPublicKey).default({}),
+    bastion: bastion.optional(),
+});
+
+export const nodeSchema = z.strictObject({
+    address,
+    port: port.optional(),
+    user: userName.optional(),
+});
+
+const thinSchema = z.strictObject({
+    overprovisionRatio: z
+        .number()
+        .min(1, { message: "must be at least 1 (1 means no overprovisioning)" })
+        .max(100, { message: "must be at most 100" })
+        .default(4),
+    poolPercent: z
+        .number()
+        .int({ message: "must be a whole number of percent" })
+        .min(1, { message: "must be from 1 to 100 (percent of the volume group)" })
+        .max(100, { message: "must be from 1 to 100 (percent of the volume group)" })
+        .default(90),
+    snapshots: z.boolean().default(false),
+});
+
+export const lvmSchema = z.strictObject({
+    name: storageName,
+    default: isDefault,
+    hosts,
+    wipe,
+    thin: thinSchema.optional(),
+});
+
+export const cephfsSchema = z.strictObject({
+    name: storageName,
+    default: isDefault,
+    hosts,
+    replicas: z
+        .number()
+        .int({ message: "must be a whole number" })
+        .min(1, { message: "must be at least 1" })
+        .optional(),
+    wipe,
+});
+
+const portal = check(
+    (v) => f.parsePortal(v) !== undefined,
+    "must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260",
+);
+
+const chapSchema = z.strictObject({
+    username: z.string().min(1, { message: "must not be empty" }).optional(),
+    password: secretText.optional(),
+});
+
+export const iscsiSchema = z.strictObject({
+    name: storageName,
+    default: isDefault,
+    portals: z.array(portal).min(1, { message: "must list at least one portal, e.g. [10.0.0.50:3260]" }),
+    iqn: check(
+        f.isIscsiName,
+        "must be an iSCSI name: iqn.YYYY-MM.reverse.domain[:identifier] (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>",
+    ),
+    lun: z
+        .number()
+        .int({ message: "must be a whole number" })
+        .min(0, { message: "must be from 0 to 16383" })
+        .max(16383, { message: "must be from 0 to 16383" })
+        .default(0),
+    chap: chapSchema.optional(),
+    initiators: z.array(z.string()).min(1, { message: "must list at least one node that logs in to the target" }),
+    wipe,
+});
+
+export const nfsSchema = z.strictObject({
+    name: storageName,
+    default: isDefault,
+    server: address,
+    path: check(f.isAbsolutePath, "must be an absolute path on the server, e.g. /exports/k8s"),
+    onDelete: z
+        .enum(["delete", "retain", "archive"], {
+            message: "must be one of delete, retain, archive (archive keeps the data in an archived- directory)",
+        })
+        .default("archive"),
+    mountOptions: z.array(z.string()).default([]),
+});
+
+export const stackSchema = z.strictObject({
+    namespace: storageName.default(defaultNamespace),
+    imageRegistry: check(
+        f.isImageRegistry,
+        "must be a registry host with optional port and path, without scheme, e.g. registry.local:5000 or registry.local/mirror",
+    ).optional(),
+    ssh: sshSchema.optional(),
+    nodes: z.record(z.string(), nodeSchema).default({}),
+    lvm: z.array(lvmSchema).default([]),
+    cephfs: z.array(cephfsSchema).default([]),
+    iscsi: z.array(iscsiSchema).default([]),
+    nfs: z.array(nfsSchema).default([]),
+});
+
+export type StackInput = z.input<typeof stackSchema>;
+export type StackParsed = z.output<typeof stackSchema>;
