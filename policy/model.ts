@@ -1,0 +1,248 @@
+// Shapes and helpers shared by the policies. Pure: no Pulumi runtime, no policy server.
+
+/** A resource as a policy sees it: the program's inputs (or, in a stack policy, its outputs). */
+export interface PlannedResource {
+    type: string;
+    name: string;
+    urn: string;
+    props: Record<string, unknown> | undefined;
+}
+
+export type EnforcementLevel = "mandatory" | "advisory" | "disabled";
+
+/** One reported problem. `urn` is absent when it concerns the stack as a whole. */
+export interface Violation {
+    policy: string;
+    enforcementLevel: EnforcementLevel;
+    urn?: string;
+    message: string;
+}
+
+/** What a stack policy reports before the enforcement level is attached. */
+export interface Finding {
+    urn?: string;
+    message: string;
+}
+
+/** Parameters of the pack (see the configSchema in policies.ts). */
+export interface PolicyParams {
+    /** The namespace where privileged and host-namespace pods are allowed. */
+    namespace: string;
+}
+
+export const DEFAULT_NAMESPACE = "zcloud-storage";
+
+/** The opaque value the offline plan puts where a Pulumi secret was. */
+export const SECRET_MARKER = "[secret]";
+
+// Sentinels the Pulumi engine uses for values not known during preview (one per value kind).
+// The SDK serializes an unknown as the string one; the policy SDK keeps all seven.
+const UNKNOWN_SENTINELS: ReadonlySet<string> = new Set([
+    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+    "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+    "030794c1-ac77-496b-92df-f27374a8bd58",
+    "e48ece36-62e2-4504-bad9-02848725956a",
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+]);
+
+/** The marker policy/index.ts substitutes for a value the policy server reports as unknown. */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** True for a value that is not known yet (preview): undefined-by-computation or an engine sentinel. */
+export function isUnknown(value: unknown): boolean {
+    return typeof value === "string" && UNKNOWN_SENTINELS.has(value);
+}
+
+/** A known string, or undefined (missing, unknown, or another type). */
+export function str(value: unknown): string | undefined {
+    return typeof value === "string" && !isUnknown(value) ? value : undefined;
+}
+
+/** A known plain object, or undefined. */
+export function obj(value: unknown): Record<string, unknown> | undefined {
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : undefined;
+}
+
+/** A known array, or an empty one. */
+export function arr(value: unknown): unknown[] {
+    return Array.isArray(value) ? value : [];
+}
+
+/** Reads a nested field; undefined as soon as a step is missing or unknown. */
+export function dig(value: unknown, ...path: string[]): unknown {
+    let cur: unknown = value;
+    for (const key of path) {
+        const o = obj(cur);
+        if (!o) {
+            return undefined;
+        }
+        cur = o[key];
+    }
+    return cur;
+}
+
+/** "kubernetes:apps/v1:DaemonSet" -> "DaemonSet". */
+export function kindOf(type: string): string {
+    const i = type.lastIndexOf(":");
+    return i >= 0 ? type.slice(i + 1) : type;
+}
+
+/** Lists names as "a, b and c". */
+export function listText(items: string[]): string {
+    if (items.length <= 1) {
+        return items.join("");
+    }
+    return `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+}
+
+// ---- Kubernetes workloads -------------------------------------------------------------------
+
+export const WORKLOAD_TYPES: ReadonlySet<string> = new Set([
+    "kubernetes:apps/v1:DaemonSet",
+    "kubernetes:apps/v1:Deployment",
+    "kubernetes:apps/v1:StatefulSet",
+    "kubernetes:apps/v1:ReplicaSet",
+    "kubernetes:core/v1:Pod",
+    "kubernetes:batch/v1:Job",
+    "kubernetes:batch/v1:CronJob",
+]);
+
+/** The pod spec of a workload, or undefined if the resource has none (or it is not known). */
+export function podSpecOf(resource: PlannedResource): Record<string, unknown> | undefined {
+    const props = resource.props;
+    switch (resource.type) {
+        case "kubernetes:core/v1:Pod":
+            return obj(dig(props, "spec"));
+        case "kubernetes:batch/v1:CronJob":
+            return obj(dig(props, "spec", "jobTemplate", "spec", "template", "spec"));
+        default:
+            return WORKLOAD_TYPES.has(resource.type) ? obj(dig(props, "spec", "template", "spec")) : undefined;
+    }
+}
+
+export interface ContainerRef {
+    /** "container", "init container" or "ephemeral container". */
+    role: string;
+    name: string;
+    spec: Record<string, unknown>;
+}
+
+/** Every container of a pod spec: containers, initContainers and ephemeralContainers. */
+export function containersOf(podSpec: Record<string, unknown> | undefined): ContainerRef[] {
+    if (!podSpec) {
+        return [];
+    }
+    const out: ContainerRef[] = [];
+    const lists: Array<[string, string]> = [
+        ["initContainers", "init container"],
+        ["containers", "container"],
+        ["ephemeralContainers", "ephemeral container"],
+    ];
+    for (const [field, role] of lists) {
+        arr(podSpec[field]).forEach((c, i) => {
+            const spec = obj(c);
+            if (spec) {
+                out.push({ role, name: str(spec.name) ?? `#${i}`, spec });
+            }
+        });
+    }
+    return out;
+}
+
+/** "DaemonSet 'topolvm-lvmd'" — the kind and the Pulumi name, as the preview shows it. */
+export function describe(resource: PlannedResource): string {
+    return `${kindOf(resource.type)} '${resource.name}'`;
+}
+
+// ---- Node labels ------------------------------------------------------------------------------
+
+export const NODE_PATCH_TYPE = "kubernetes:core/v1:NodePatch";
+export const STORAGE_TYPES = ["lvm", "cephfs", "iscsi"] as const;
+export type StorageType = (typeof STORAGE_TYPES)[number];
+export const LABEL_PREFIX = "storage.zcloud.io/";
+
+/** A storage on a node as one NodePatch declares it. */
+export interface NodeClaim {
+    node: string;
+    type: StorageType;
+    storage: string;
+    /** Declared device paths (from the `<type>-devices` annotation). */
+    devices: string[];
+    urn: string;
+    name: string;
+}
+
+/**
+ * Reads the claims a NodePatch makes: for each storage type, the label names the storage and the
+ * annotation lists the devices. Names follow `<storage>-<node>-label`, which fills in the node or
+ * the storage when the other fields are not known.
+ */
+export function nodeClaimsOf(resource: PlannedResource): NodeClaim[] {
+    if (resource.type !== NODE_PATCH_TYPE) {
+        return [];
+    }
+    const labels = obj(dig(resource.props, "metadata", "labels")) ?? {};
+    const annotations = obj(dig(resource.props, "metadata", "annotations")) ?? {};
+    let node = str(dig(resource.props, "metadata", "name"));
+    const claims: NodeClaim[] = [];
+    for (const type of STORAGE_TYPES) {
+        const labelled = str(labels[`${LABEL_PREFIX}${type}`]);
+        const deviceList = str(annotations[`${LABEL_PREFIX}${type}-devices`]);
+        if (labelled === undefined && deviceList === undefined) {
+            continue;
+        }
+        if (node === undefined && labelled !== undefined) {
+            const prefix = `${labelled}-`;
+            if (resource.name.startsWith(prefix) && resource.name.endsWith("-label")) {
+                node = resource.name.slice(prefix.length, -"-label".length) || undefined;
+            }
+        }
+        if (node === undefined) {
+            continue;
+        }
+        let storage = labelled;
+        if (storage === undefined) {
+            const suffix = `-${node}-label`;
+            storage = resource.name.endsWith(suffix) ? resource.name.slice(0, -suffix.length) : resource.name;
+        }
+        const devices = (deviceList ?? "")
+            .split(",")
+            .map(normalizeDevice)
+            .filter((d) => d !== "");
+        claims.push({ node, type, storage, devices: [...new Set(devices)], urn: resource.urn, name: resource.name });
+    }
+    return claims;
+}
+
+/** Trims and collapses repeated and trailing slashes, so "/dev//sdb/" and "/dev/sdb" compare equal. */
+export function normalizeDevice(path: string): string {
+    const p = path.trim().replace(/\/{2,}/g, "/");
+    return p.length > 1 ? p.replace(/\/$/, "") : p;
+}
+
+/**
+ * Claims of all NodePatches, one per (node, type, storage). A stack policy sees outputs, and after an
+ * update a NodePatch's outputs carry every label of the node, so the same claim can come from several
+ * patches: the patch named `<storage>-<node>-label` wins, else the first.
+ */
+export function collectNodeClaims(resources: PlannedResource[]): NodeClaim[] {
+    const byKey = new Map<string, NodeClaim>();
+    for (const resource of resources) {
+        for (const claim of nodeClaimsOf(resource)) {
+            const key = `${claim.node}\u0000${claim.type}\u0000${claim.storage}`;
+            const seen = byKey.get(key);
+            if (!seen) {
+                byKey.set(key, claim);
+            } else {
+                const own = `${claim.storage}-${claim.node}-label`;
+                const merged = [...new Set([...seen.devices, ...claim.devices])];
+                byKey.set(key, claim.name === own && seen.name !== own ? { ...claim, devices: merged } : { ...seen, devices: merged });
+            }
+        }
+    }
+    return [...byKey.values()];
+}
