@@ -49,6 +49,13 @@ zc_devnum() {
     printf '%d:%d\n' "0x$1" "0x$2"
 }
 
+# zc_ls DIR: the names in DIR, sorted, one per line (nothing if DIR is missing). Names under
+# /sys and /dev/disk have no blanks. No shell glob: callers may run with noglob (set -f).
+zc_ls() {
+    [ -d "$1" ] || return 0
+    find "$1" -mindepth 1 -maxdepth 1 | sed 's|.*/||' | LC_ALL=C sort
+}
+
 # zc_sysfs DEV: the device's directory under /sys (follows /sys/dev/block/M:m).
 zc_sysfs() {
     zc_sf_num=$(zc_devnum "$1") || return 1
@@ -58,9 +65,9 @@ zc_sysfs() {
 # zc_partitions DEV: the /dev paths of the device's partitions, one per line.
 zc_partitions() {
     zc_pt_sys=$(zc_sysfs "$1") || return 0
-    for zc_pt_dir in "$zc_pt_sys"/*; do
-        [ -f "$zc_pt_dir/partition" ] || continue
-        printf '/dev/%s\n' "${zc_pt_dir##*/}"
+    for zc_pt_name in $(zc_ls "$zc_pt_sys"); do
+        [ -f "$zc_pt_sys/$zc_pt_name/partition" ] || continue
+        printf '/dev/%s\n' "$zc_pt_name"
     done
 }
 
@@ -83,10 +90,9 @@ zc_is_swap() {
 # zc_holders DEV: names of the devices stacked on DEV (dm, md, ...), space separated.
 zc_holders() {
     zc_hd_sys=$(zc_sysfs "$1") || return 0
-    zc_hd_out=
-    for zc_hd in "$zc_hd_sys"/holders/*; do
-        [ -e "$zc_hd" ] || continue
-        zc_hd_out="$zc_hd_out${zc_hd_out:+ }${zc_hd##*/}"
+    zc_hd_out=''
+    for zc_hd in $(zc_ls "$zc_hd_sys/holders"); do
+        zc_hd_out="$zc_hd_out${zc_hd_out:+ }$zc_hd"
     done
     printf '%s' "$zc_hd_out"
 }
@@ -114,8 +120,9 @@ zc_pv_vg() {
 # zc_stable_name DEV: a /dev/disk/by-id link to canonical DEV, wwn- first, then the first other
 # name in sorted order (lvm-pv-uuid- links change with the PV and are not stable). Fails if none.
 zc_stable_name() {
-    zc_sn_best=
-    for zc_sn_link in /dev/disk/by-id/*; do
+    zc_sn_best=''
+    for zc_sn_name in $(zc_ls /dev/disk/by-id); do
+        zc_sn_link=/dev/disk/by-id/$zc_sn_name
         [ -L "$zc_sn_link" ] || continue
         case ${zc_sn_link##*/} in
             lvm-pv-uuid-*) continue ;;

@@ -1,0 +1,318 @@
+/**
+ * Node tier: the LVM disk commands the program plans, run over a real SSH session against real
+ * loop devices; every step asserts the real LVM and signature state afterwards.
+ * Run as root: node --import tsx --test test/node/lvm.test.ts
+ */
+import { after, before, beforeEach, test } from "node:test";
+import * as assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { NodeHarness, RunResult, startNodeHarness, zcloudLines } from "./harness";
+import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
+
+let h: NodeHarness;
+let a: string;
+let b: string;
+let c: string;
+const suffix = randomBytes(3).toString("hex");
+const storage = `nodetest-${suffix}`;
+const vg = `zcloud-${storage}`;
+
+before(async () => {
+    h = await startNodeHarness({ loops: 3 });
+    [a, b, c] = h.loops;
+});
+after(() => h?.close());
+beforeEach(() => h.reset());
+
+/** A stack file with one lvm storage on node1 (this host over the test sshd). */
+function stackYaml(devices: string[], wipe = false): string {
+    return [
+        "config:",
+        "  zcloud-storage:ssh:",
+        "    user: root",
+        `    port: ${h.port}`,
+        "    privateKey: { secure: v1:nodetest }",
+        "  zcloud-storage:nodes:",
+        "    node1: { address: 127.0.0.1 }",
+        "  zcloud-storage:lvm:",
+        `    - name: ${storage}`,
+        "      hosts:",
+        `        node1: [${devices.join(", ")}]`,
+        `      wipe: ${wipe}`,
+        "",
+    ].join("\n");
+}
+
+async function planned(devices: string[], wipe = false): Promise<PlannedNodeCommand> {
+    const cmds = await plannedNodeCommands(stackYaml(devices, wipe));
+    assert.equal(cmds.length, 1);
+    assert.equal(cmds[0].name, `${storage}-node1-disks`);
+    assert.equal(cmds[0].node, "node1");
+    return cmds[0];
+}
+
+async function apply(devices: string[], wipe = false): Promise<RunResult> {
+    return h.run((await planned(devices, wipe)).update);
+}
+
+async function release(): Promise<RunResult> {
+    return h.run((await planned([a])).delete);
+}
+
+function ok(r: RunResult): void {
+    assert.equal(r.code, 0, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+}
+
+/** A refusal: exit 1, exactly this one zcloud line on stderr. */
+function refused(r: RunResult, line: string): void {
+    assert.equal(r.code, 1, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.deepEqual(zcloudLines(r.stderr), [line]);
+}
+
+/** PV -> VG name ("" for a PV in no VG), as the test's LVM view sees it. */
+function pvs(): Record<string, string> {
+    const out = h.local("pvs", ["--noheadings", "--separator", "|", "-o", "pv_name,vg_name"]);
+    const map: Record<string, string> = {};
+    for (const line of out.split("\n").map((l) => l.trim()).filter(Boolean)) {
+        const [pv, owner] = line.split("|");
+        map[pv] = owner ?? "";
+    }
+    return map;
+}
+
+/** vg_seqno: grows with every metadata change of the VG. */
+function seqno(): number {
+    return Number(h.local("vgs", ["--noheadings", "-o", "vg_seqno", vg]).trim());
+}
+
+function vgExists(name: string): boolean {
+    return h.local("vgs", ["--noheadings", "-o", "vg_name"]).split(/\s+/).includes(name);
+}
+
+function lvs(): string[] {
+    return h.local("lvs", ["--noheadings", "-o", "lv_name", vg]).split(/\s+/).filter(Boolean);
+}
+
+/** Signature types wipefs finds on dev, comma separated ("" when clean). */
+function signatures(dev: string): string {
+    return h.local("wipefs", ["--noheadings", "--output", "TYPE", dev]).split(/\s+/).filter(Boolean).join(",");
+}
+
+function noById(dev: string): string[] {
+    return [`zcloud: ${dev}: no /dev/disk/by-id name, using ${dev}`, `zcloud-device: ${dev} ${dev}`];
+}
+
+/** An LV record without device-mapper (no activation, no zeroing), optionally on one PV. */
+function makeLv(name: string, pv?: string): void {
+    h.local("lvcreate", ["--driverloaded", "n", "-an", "-Zn", "-L", "8m", "-n", name, vg, ...(pv ? [pv] : [])]);
+}
+
+test("harness: root over the test sshd, stdin reaches the remote command, one string is one command", async () => {
+    const r = await h.run(`id -u; cat; printf '%s\\n' "$LVM_SYSTEM_DIR" | grep -c zcloud-node-`, "from stdin\n");
+    ok(r);
+    assert.equal(r.stdout, "0\nfrom stdin\n1\n");
+});
+
+test("apply on a clean device creates the PV and the VG", async () => {
+    const r = await apply([a]);
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [...noById(a), `zcloud: VG ${vg}: created with ${a}`]);
+    assert.deepEqual(pvs(), { [a]: vg });
+    assert.equal(signatures(a), "LVM2_member");
+});
+
+test("re-running apply prints no-change decisions and changes nothing", async () => {
+    ok(await apply([a]));
+    const before = { pvs: pvs(), seq: seqno() };
+    for (let i = 0; i < 2; i++) {
+        const r = await apply([a]);
+        ok(r);
+        assert.deepEqual(zcloudLines(r.stdout), [...noById(a), `zcloud: ${a}: in VG ${vg}, no change`, `zcloud: VG ${vg}: no change`]);
+    }
+    assert.deepEqual(pvs(), before.pvs);
+    assert.equal(seqno(), before.seq);
+});
+
+test("adding a device extends the VG", async () => {
+    ok(await apply([a]));
+    const seq = seqno();
+    const r = await apply([a, b]);
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        ...noById(a),
+        ...noById(b),
+        `zcloud: ${a}: in VG ${vg}, no change`,
+        `zcloud: VG ${vg}: extended with ${b}`,
+    ]);
+    assert.deepEqual(pvs(), { [a]: vg, [b]: vg });
+    assert.ok(seqno() > seq);
+});
+
+test("removing a device reduces the VG and wipes the device", async () => {
+    ok(await apply([a, b]));
+    const r = await apply([b]);
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        ...noById(b),
+        `zcloud: ${b}: in VG ${vg}, no change`,
+        `zcloud: ${a}: no longer listed: removed from VG ${vg}, PV removed, wiped`,
+    ]);
+    assert.deepEqual(pvs(), { [b]: vg });
+    assert.equal(signatures(a), "");
+});
+
+test("removing a device that holds extents is refused and changes nothing", async () => {
+    ok(await apply([a, b]));
+    makeLv("lv1", a);
+    const seq = seqno();
+    const r = await apply([b]);
+    refused(r, `zcloud: ${a}: refused: is no longer listed but holds allocated extents of VG ${vg} (8388608 bytes); move or remove its LVs first`);
+    assert.deepEqual(pvs(), { [a]: vg, [b]: vg });
+    assert.equal(seqno(), seq);
+    assert.deepEqual(lvs(), ["lv1"]);
+});
+
+test("a device with a filesystem signature is refused and left untouched unless wipe", async () => {
+    h.local("mkfs.ext4", ["-q", "-F", b]);
+    const r = await apply([b]);
+    refused(r, `zcloud: ${b}: refused: carries signatures (ext4); set wipe: true to allow wiping them`);
+    assert.equal(signatures(b), "ext4");
+    assert.deepEqual(pvs(), {});
+
+    const w = await apply([b], true);
+    ok(w);
+    assert.deepEqual(zcloudLines(w.stdout), [...noById(b), `zcloud: ${b}: wiped signatures (ext4)`, `zcloud: VG ${vg}: created with ${b}`]);
+    assert.deepEqual(pvs(), { [b]: vg });
+    assert.equal(signatures(b), "LVM2_member");
+});
+
+test("a mounted device is refused even with wipe", async () => {
+    const at = h.mountExt4(b);
+    const r = await apply([b], true);
+    refused(r, `zcloud: ${b}: refused: ${b} is mounted at ${at}`);
+    assert.equal(signatures(b), "ext4");
+    assert.deepEqual(pvs(), {});
+    assert.ok(h.local("findmnt", ["-n", "-o", "SOURCE", at]).includes(b));
+});
+
+test("a device with a mounted partition is refused even with wipe", async () => {
+    const [p1] = h.partition(b);
+    const at = h.mountExt4(p1);
+    const r = await apply([b], true);
+    refused(r, `zcloud: ${b}: refused: ${p1} is mounted at ${at}`);
+    assert.equal(signatures(b), "gpt,gpt,PMBR");
+    assert.equal(signatures(p1), "ext4");
+    assert.deepEqual(pvs(), {});
+});
+
+test("a device with a partition that is an LVM PV is refused even with wipe", async () => {
+    const [, p2] = h.partition(b);
+    h.local("pvcreate", ["-q", p2]);
+    const r = await apply([b], true);
+    refused(r, `zcloud: ${b}: refused: partition ${p2} is an LVM PV`);
+    assert.deepEqual(pvs(), { [p2]: "" });
+    assert.equal(signatures(b), "gpt,gpt,PMBR");
+});
+
+test("a partition table alone is a signature: refused unless wipe", async () => {
+    h.partition(b);
+    refused(await apply([b]), `zcloud: ${b}: refused: carries signatures (gpt,gpt,PMBR); set wipe: true to allow wiping them`);
+    assert.deepEqual(pvs(), {});
+});
+
+test("a PV of another VG is refused even with wipe", async () => {
+    const other = `other-${suffix}`;
+    h.local("vgcreate", ["-q", other, b]);
+    const r = await apply([b], true);
+    refused(r, `zcloud: ${b}: refused: is a PV of another VG (${other})`);
+    assert.deepEqual(pvs(), { [b]: other });
+});
+
+test("a Ceph OSD (bluestore label) is refused even with wipe", async () => {
+    h.local("sh", ["-c", `printf 'bluestore block device\\n' | dd of=${b} conv=notrunc status=none`]);
+    assert.equal(signatures(b), "ceph_bluestore");
+    const r = await apply([b], true);
+    refused(r, `zcloud: ${b}: refused: is a Ceph OSD (bluestore label)`);
+    assert.equal(signatures(b), "ceph_bluestore");
+    assert.deepEqual(pvs(), {});
+});
+
+test("a missing path is refused", async () => {
+    const missing = `/dev/zcloud-nodetest-missing-${suffix}`;
+    const r = await apply([missing]);
+    refused(r, `zcloud: ${missing}: refused: does not exist`);
+    assert.ok(!vgExists(vg));
+});
+
+test("a run whose second device fails changes nothing", async () => {
+    h.local("vgcreate", ["-q", `other-${suffix}`, b]);
+    const r = await apply([a, b, c]);
+    refused(r, `zcloud: ${b}: refused: is a PV of another VG (other-${suffix})`);
+    assert.equal(r.stdout, "");
+    assert.equal(signatures(a), "");
+    assert.equal(signatures(c), "");
+    assert.ok(!vgExists(vg));
+
+    // the same with the VG in place: the first (new) device is not added either
+    ok(await apply([c]));
+    const seq = seqno();
+    refused(await apply([a, b, c]), `zcloud: ${b}: refused: is a PV of another VG (other-${suffix})`);
+    assert.equal(seqno(), seq);
+    assert.equal(signatures(a), "");
+    assert.deepEqual(pvs(), { [b]: `other-${suffix}`, [c]: vg });
+});
+
+test("the same device listed twice (path and by-id link) is refused", async () => {
+    const link = h.byIdLink(`wwn-0xzcloudtest${suffix}`, a);
+    const r = await apply([a, link]);
+    refused(r, `zcloud: ${link}: refused: listed twice (as ${a})`);
+    assert.deepEqual(pvs(), {});
+});
+
+test("devices are reported by stable /dev/disk/by-id names, wwn- first", async () => {
+    const ata = h.byIdLink(`ata-ZCLOUD_TEST_${suffix}`, a);
+    const wwn = h.byIdLink(`wwn-0xzcloudtest${suffix}`, a);
+    h.byIdLink(`lvm-pv-uuid-zcloudtest${suffix}`, b);
+    const scsi = h.byIdLink(`scsi-ZCLOUD_TEST_${suffix}`, c);
+    const r = await apply([ata, b, c]);
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        `zcloud-device: ${ata} ${wwn}`,
+        ...noById(b),
+        `zcloud-device: ${c} ${scsi}`,
+        `zcloud: VG ${vg}: created with ${a} ${b} ${c}`,
+    ]);
+    assert.deepEqual(pvs(), { [a]: vg, [b]: vg, [c]: vg });
+});
+
+test("release refuses while an LV exists and leaves the VG intact", async () => {
+    ok(await apply([a, b]));
+    makeLv("lv1");
+    const seq = seqno();
+    const r = await release();
+    refused(r, `zcloud: VG ${vg}: refused: holds logical volumes (lv1); remove them first`);
+    assert.equal(seqno(), seq);
+    assert.deepEqual(lvs(), ["lv1"]);
+    assert.deepEqual(pvs(), { [a]: vg, [b]: vg });
+});
+
+test("release after the LV is gone removes the VG and wipes its PVs; releasing again is a no-op", async () => {
+    ok(await apply([a, b]));
+    makeLv("lv1");
+    h.local("lvremove", ["-q", "-y", `${vg}/lv1`]);
+    const r = await release();
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        `zcloud: VG ${vg}: removed`,
+        `zcloud: ${a}: PV removed, wiped`,
+        `zcloud: ${b}: PV removed, wiped`,
+    ]);
+    assert.ok(!vgExists(vg));
+    assert.deepEqual(pvs(), {});
+    assert.equal(signatures(a), "");
+    assert.equal(signatures(b), "");
+
+    const again = await release();
+    ok(again);
+    assert.deepEqual(zcloudLines(again.stdout), [`zcloud: VG ${vg}: does not exist, nothing to release`]);
+});
