@@ -6,7 +6,7 @@ export const CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap";
 const PEM_PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 // A Ceph keyring line, or a bare Ceph key (base64 of a 28-byte record, always starting "AQ").
 const CEPH_KEYRING_LINE = /^\s*key\s*=\s*AQ[A-Za-z0-9+/]{20,}={0,2}\s*$/m;
-const CEPH_KEY = /(?:^|[^A-Za-z0-9+/])AQ[A-Za-z0-9+/]{38}==(?![A-Za-z0-9+/=])/;
+const CEPH_KEY = /(?:^|[^A-Za-z0-9+/])AQ[A-Za-z0-9+/]{36}==(?![A-Za-z0-9+/=])/;
 
 // Words that make a key or variable name a credential...
 const SECRET_WORDS = new Set([
@@ -70,7 +70,7 @@ export function keyMaterialIn(text: string): string | undefined {
 /** A "password = x" / "token: x" / "\"secret\": \"x\"" line inside config text, or undefined. */
 export function embeddedCredential(text: string): string | undefined {
     for (const line of text.split(/\r?\n/)) {
-        const m = /^\s*-?\s*["']?([A-Za-z0-9_.-]+)["']?\s*[:=]\s*(.*?)\s*,?\s*$/.exec(line);
+        const m = /^\s*-?\s*["']?([A-Za-z0-9_./-]+)["']?\s*[:=]\s*(.*?)\s*,?\s*$/.exec(line);
         if (!m) {
             continue;
         }

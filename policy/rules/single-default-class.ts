@@ -23,7 +23,7 @@ export function checkSingleDefaultClass(resources: PlannedResource[]): Finding[]
         {
             urn: defaults[defaults.length - 1].urn,
             message:
-                `StorageClasses ${listText(names)} are all marked default: a PersistentVolumeClaim without ` +
+                `StorageClasses ${listText(names)} are ${defaults.length === 2 ? "both" : "all"} marked default: a PersistentVolumeClaim without ` +
                 "storageClassName then gets the newest of them, so where a volume lands depends on creation order. " +
                 "Keep `default: true` on one storage only in the stack config.",
         },
