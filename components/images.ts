@@ -1,0 +1,23 @@
+/**
+ * Every container image the program deploys, pinned (DESIGN "Images"). `imageRegistry` swaps the
+ * registry host for an air-gapped mirror and keeps the repository path and tag.
+ */
+export const images = {
+    /** TopoLVM with its CSI sidecars (provisioner, resizer, snapshotter, registrar, liveness) built in. */
+    topolvm: "ghcr.io/topolvm/topolvm-with-sidecar:0.41.0",
+} as const;
+
+export type ImageName = keyof typeof images;
+
+/** `ghcr.io/topolvm/x:1` with mirror `registry.local:5000` -> `registry.local:5000/topolvm/x:1`. */
+export function imageRef(image: string, registry?: string): string {
+    if (!registry) {
+        return image;
+    }
+    const firstSlash = image.indexOf("/");
+    const firstPart = image.slice(0, firstSlash);
+    // Docker treats the first path component as a registry only when it looks like a host.
+    const hasRegistry = firstSlash > 0 && (firstPart.includes(".") || firstPart.includes(":") || firstPart === "localhost");
+    const path = hasRegistry ? image.slice(firstSlash + 1) : image;
+    return `${registry.replace(/\/$/, "")}/${path}`;
+}

@@ -1,0 +1,134 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+
+type Container = k8s.types.input.core.v1.Container;
+type Volume = k8s.types.input.core.v1.Volume;
+type VolumeMount = k8s.types.input.core.v1.VolumeMount;
+type PodSpec = k8s.types.input.core.v1.PodSpec;
+
+export const kubeletDir = "/var/lib/kubelet";
+
+export function hostPathVolume(name: string, path: string, type = "DirectoryOrCreate"): Volume {
+    return { name, hostPath: { path, type } };
+}
+
+export function mount(name: string, mountPath: string, propagation?: "Bidirectional" | "HostToContainer"): VolumeMount {
+    return propagation ? { name, mountPath, mountPropagation: propagation } : { name, mountPath };
+}
+
+export const downwardEnv = {
+    nodeName: { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+    podName: { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    namespace: { name: "NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+};
+
+export interface CsiSidecarArgs {
+    name: string;
+    image: string;
+    /** The sidecar binary (images that bundle several sidecars pick one by command). */
+    command?: string;
+    /** The CSI socket path inside the container. */
+    csiAddress: string;
+    args?: pulumi.Input<string>[];
+    volumeMounts: VolumeMount[];
+    env?: k8s.types.input.core.v1.EnvVar[];
+    ports?: k8s.types.input.core.v1.ContainerPort[];
+}
+
+/** A CSI sidecar container talking to the driver over its socket. */
+export function csiSidecar(a: CsiSidecarArgs): Container {
+    const flags: pulumi.Input<string>[] = [`--csi-address=${a.csiAddress}`, ...(a.args ?? [])];
+    return {
+        name: a.name,
+        image: a.image,
+        ...(a.command ? { command: [a.command, ...flags] } : { args: flags }),
+        ...(a.env ? { env: a.env } : {}),
+        ...(a.ports ? { ports: a.ports } : {}),
+        volumeMounts: a.volumeMounts,
+        resources: { requests: { cpu: "10m", memory: "32Mi" } },
+    };
+}
+
+export interface WorkloadArgs {
+    namespace: pulumi.Input<string>;
+    /** Labels of the pods; also the selector. */
+    labels: Record<string, string>;
+    serviceAccountName: pulumi.Input<string>;
+    containers: Container[];
+    initContainers?: Container[];
+    volumes?: Volume[];
+    /** Extra pod spec fields (nodeSelector, affinity, hostPID, hostNetwork...). */
+    pod?: Partial<PodSpec>;
+    /** Pod template annotations, e.g. a config checksum so pods restart on config changes. */
+    podAnnotations?: Record<string, pulumi.Input<string>>;
+}
+
+function podTemplate(a: WorkloadArgs, extra: Partial<PodSpec>) {
+    return {
+        metadata: { labels: a.labels, ...(a.podAnnotations ? { annotations: a.podAnnotations } : {}) },
+        spec: {
+            serviceAccountName: a.serviceAccountName,
+            containers: a.containers,
+            ...(a.initContainers ? { initContainers: a.initContainers } : {}),
+            ...(a.volumes ? { volumes: a.volumes } : {}),
+            ...extra,
+            ...a.pod,
+        },
+    };
+}
+
+/**
+ * A node agent: runs on every selected node including control planes and tainted nodes, with
+ * node-critical priority, so storage keeps serving while the node is under pressure.
+ */
+export function nodeDaemonSet(name: string, a: WorkloadArgs, opts: pulumi.CustomResourceOptions): k8s.apps.v1.DaemonSet {
+    return new k8s.apps.v1.DaemonSet(
+        name,
+        {
+            metadata: { name, namespace: a.namespace, labels: a.labels },
+            spec: {
+                selector: { matchLabels: a.labels },
+                updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+                template: podTemplate(a, {
+                    priorityClassName: "system-node-critical",
+                    tolerations: [{ operator: "Exists" }],
+                }),
+            },
+        },
+        { customTimeouts: { create: "10m", update: "10m" }, ...opts },
+    );
+}
+
+/** A controller with leader election: two replicas on different nodes where possible. */
+export function controllerDeployment(
+    name: string,
+    a: WorkloadArgs & { replicas?: number },
+    opts: pulumi.CustomResourceOptions,
+): k8s.apps.v1.Deployment {
+    return new k8s.apps.v1.Deployment(
+        name,
+        {
+            metadata: { name, namespace: a.namespace, labels: a.labels },
+            spec: {
+                replicas: a.replicas ?? 2,
+                selector: { matchLabels: a.labels },
+                template: podTemplate(a, {
+                    priorityClassName: "system-cluster-critical",
+                    affinity: {
+                        podAntiAffinity: {
+                            preferredDuringSchedulingIgnoredDuringExecution: [
+                                {
+                                    weight: 100,
+                                    podAffinityTerm: { labelSelector: { matchLabels: a.labels }, topologyKey: "kubernetes.io/hostname" },
+                                },
+                            ],
+                        },
+                    },
+                }),
+            },
+        },
+        { customTimeouts: { create: "10m", update: "10m" }, ...opts },
+    );
+}
+
+export const privileged = { privileged: true } as const;

@@ -1,0 +1,264 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { imageRef, images } from "../images";
+import { labelDomain, storageLabelKey } from "../naming";
+import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, privileged } from "../k8s/workloads";
+import { csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
+import { lvmdSocket, lvmdSocketDir } from "./lvmd";
+
+export const topolvmDriverName = "topolvm.io";
+
+export interface TopolvmDriverArgs {
+    /** The storage namespace (privileged Pod Security level). */
+    namespace: pulumi.Input<string>;
+    /** Mirror registry for air-gapped sites. */
+    imageRegistry?: string;
+    /** Run the snapshot sidecar (needs the snapshot CRDs and controller in the cluster). */
+    snapshots?: boolean;
+}
+
+const labels = (component: string) => ({
+    "app.kubernetes.io/name": "topolvm",
+    "app.kubernetes.io/component": component,
+    "app.kubernetes.io/managed-by": "zcloud-storage",
+});
+
+const rw = ["get", "list", "watch", "create", "update", "patch", "delete"];
+const logicalVolumes = { apiGroups: [topolvmDriverName], resources: ["logicalvolumes", "logicalvolumes/status"], verbs: rw };
+
+/**
+ * The TopoLVM CSI driver shared by every LVM storage: LogicalVolume CRD, CSIDriver, controller
+ * (webhooks off, so no cert-manager) and the node plugin on every node labelled for any LVM
+ * storage. Each storage brings its own lvmd (see LvmStorage).
+ */
+export class TopolvmDriver extends pulumi.ComponentResource {
+    /** StorageClasses and lvmd wait for this: the controller is the provisioner. */
+    public readonly controller: k8s.apps.v1.Deployment;
+    public readonly nodePlugin: k8s.apps.v1.DaemonSet;
+    public readonly driverName = topolvmDriverName;
+    public readonly namespace: pulumi.Output<string>;
+    public readonly imageRegistry?: string;
+
+    constructor(name: string, args: TopolvmDriverArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("zcloud:storage:TopolvmDriver", name, {}, opts);
+        const child = { parent: this };
+        const image = imageRef(images.topolvm, args.imageRegistry);
+        this.imageRegistry = args.imageRegistry;
+        this.namespace = pulumi.output(args.namespace);
+
+        const crd = this.logicalVolumeCrd(name, child);
+        const csiDriver = new k8s.storage.v1.CSIDriver(
+            `${name}-csidriver`,
+            {
+                metadata: { name: topolvmDriverName, labels: labels("csidriver") },
+                spec: { attachRequired: false, podInfoOnMount: true, storageCapacity: true, volumeLifecycleModes: ["Persistent"] },
+            },
+            child,
+        );
+
+        const controllerAccount = serviceAccountWithRoles(
+            `${name}-controller`,
+            {
+                namespace: args.namespace,
+                labels: labels("controller"),
+                clusterRules: [
+                    { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "update"] },
+                    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
+                    { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "list", "watch", "update", "delete"] },
+                    { apiGroups: ["storage.k8s.io"], resources: ["storageclasses", "csidrivers"], verbs: ["get", "list", "watch"] },
+                    logicalVolumes,
+                    ...csiProvisionerRules,
+                    ...(args.snapshots ? csiSnapshotterRules : []),
+                ],
+                namespaceRules: [...leaderElectionRules, ...csiCapacityRules],
+            },
+            child,
+        );
+
+        const socketDir = "/run/topolvm";
+        const csiSocket = `${socketDir}/csi-topolvm.sock`;
+        const socketMount = [mount("socket-dir", socketDir)];
+        const leader = ["--leader-election", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
+        const sidecar = (sidecarName: string, command: string, extra: pulumi.Input<string>[] = [], env?: k8s.types.input.core.v1.EnvVar[]) =>
+            csiSidecar({ name: sidecarName, image, command, csiAddress: csiSocket, args: extra, volumeMounts: socketMount, env });
+
+        this.controller = controllerDeployment(
+            `${name}-controller`,
+            {
+                namespace: args.namespace,
+                labels: labels("controller"),
+                serviceAccountName: controllerAccount.serviceAccount.metadata.name,
+                containers: [
+                    {
+                        name: "topolvm-controller",
+                        image,
+                        command: ["/topolvm-controller", "--enable-webhooks=false"],
+                        ports: [
+                            { name: "healthz", containerPort: 9808 },
+                            { name: "readyz", containerPort: 8081 },
+                        ],
+                        readinessProbe: { httpGet: { path: "/readyz", port: "readyz" } },
+                        livenessProbe: { httpGet: { path: "/healthz", port: "healthz" }, initialDelaySeconds: 10, periodSeconds: 60, timeoutSeconds: 3 },
+                        volumeMounts: socketMount,
+                    },
+                    // Capacity tracking lets the scheduler place a pod only where its device class
+                    // has room, which is how several LVM storages on disjoint nodes coexist.
+                    sidecar(
+                        "csi-provisioner",
+                        "/csi-provisioner",
+                        ["--feature-gates=Topology=true", ...leader, "--enable-capacity", "--capacity-ownerref-level=2", "--extra-create-metadata"],
+                        [downwardEnv.namespace, downwardEnv.podName],
+                    ),
+                    sidecar("csi-resizer", "/csi-resizer", leader),
+                    ...(args.snapshots ? [sidecar("csi-snapshotter", "/csi-snapshotter", leader)] : []),
+                    sidecar("liveness-probe", "/livenessprobe"),
+                ],
+                volumes: [{ name: "socket-dir", emptyDir: {} }],
+            },
+            { ...child, dependsOn: [crd, csiDriver, ...controllerAccount.ready] },
+        );
+
+        const nodeAccount = serviceAccountWithRoles(
+            `${name}-node`,
+            {
+                namespace: args.namespace,
+                labels: labels("node"),
+                clusterRules: [
+                    { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "update", "patch"] },
+                    logicalVolumes,
+                    { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get", "list", "watch"] },
+                ],
+            },
+            child,
+        );
+
+        const pluginDir = `${kubeletDir}/plugins/${topolvmDriverName}/node`;
+        const nodeSocket = `${pluginDir}/csi-topolvm.sock`;
+        this.nodePlugin = nodeDaemonSet(
+            `${name}-node`,
+            {
+                namespace: args.namespace,
+                labels: labels("node"),
+                serviceAccountName: nodeAccount.serviceAccount.metadata.name,
+                containers: [
+                    {
+                        name: "topolvm-node",
+                        image,
+                        command: ["/topolvm-node", `--csi-socket=${nodeSocket}`, `--lvmd-socket=${lvmdSocket}`],
+                        securityContext: privileged,
+                        env: [downwardEnv.nodeName],
+                        ports: [{ name: "healthz", containerPort: 9808 }],
+                        livenessProbe: { httpGet: { path: "/healthz", port: "healthz" }, periodSeconds: 60, timeoutSeconds: 3 },
+                        volumeMounts: [
+                            mount("node-plugin-dir", pluginDir),
+                            mount("lvmd-socket-dir", lvmdSocketDir),
+                            mount("pod-volumes-dir", `${kubeletDir}/pods`, "Bidirectional"),
+                            mount("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`, "Bidirectional"),
+                        ],
+                    },
+                    {
+                        ...csiSidecar({
+                            name: "csi-registrar",
+                            image,
+                            command: "/csi-node-driver-registrar",
+                            csiAddress: nodeSocket,
+                            args: [`--kubelet-registration-path=${nodeSocket}`, "--http-endpoint=:9809"],
+                            volumeMounts: [mount("node-plugin-dir", pluginDir), mount("registration-dir", "/registration")],
+                            ports: [{ name: "registrar", containerPort: 9809 }],
+                        }),
+                        livenessProbe: { httpGet: { path: "/healthz", port: "registrar" } },
+                    },
+                    csiSidecar({
+                        name: "liveness-probe",
+                        image,
+                        command: "/livenessprobe",
+                        csiAddress: nodeSocket,
+                        args: ["--http-endpoint=:9808"],
+                        volumeMounts: [mount("node-plugin-dir", pluginDir)],
+                    }),
+                ],
+                volumes: [
+                    hostPathVolume("registration-dir", `${kubeletDir}/plugins_registry`, "Directory"),
+                    hostPathVolume("node-plugin-dir", pluginDir),
+                    hostPathVolume("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`),
+                    hostPathVolume("pod-volumes-dir", `${kubeletDir}/pods`),
+                    hostPathVolume("lvmd-socket-dir", lvmdSocketDir),
+                ],
+                // Every node that any LVM storage has labelled ready, whichever storage it is.
+                pod: {
+                    affinity: {
+                        nodeAffinity: {
+                            requiredDuringSchedulingIgnoredDuringExecution: {
+                                nodeSelectorTerms: [{ matchExpressions: [{ key: storageLabelKey("lvm"), operator: "Exists" }] }],
+                            },
+                        },
+                    },
+                },
+            },
+            { ...child, dependsOn: [csiDriver, ...nodeAccount.ready] },
+        );
+
+        this.registerOutputs({ driverName: this.driverName, namespace: this.namespace });
+    }
+
+    /**
+     * TopoLVM's LogicalVolume resource. The schema names the fields we rely on and keeps unknown
+     * ones, so a newer TopoLVM's extra fields are not pruned by the API server.
+     */
+    private logicalVolumeCrd(name: string, opts: pulumi.CustomResourceOptions) {
+        const quantity = { anyOf: [{ type: "integer" }, { type: "string" }], x_kubernetes_int_or_string: true };
+        return new k8s.apiextensions.v1.CustomResourceDefinition(
+            `${name}-logicalvolume-crd`,
+            {
+                metadata: { name: `logicalvolumes.${topolvmDriverName}`, labels: { ...labels("crd"), [`${labelDomain}/driver`]: "topolvm" } },
+                spec: {
+                    group: topolvmDriverName,
+                    names: { kind: "LogicalVolume", listKind: "LogicalVolumeList", plural: "logicalvolumes", singular: "logicalvolume" },
+                    scope: "Cluster",
+                    versions: [
+                        {
+                            name: "v1",
+                            served: true,
+                            storage: true,
+                            subresources: { status: {} },
+                            schema: {
+                                openAPIV3Schema: {
+                                    type: "object",
+                                    properties: {
+                                        apiVersion: { type: "string" },
+                                        kind: { type: "string" },
+                                        metadata: { type: "object" },
+                                        spec: {
+                                            type: "object",
+                                            required: ["name", "nodeName", "size"],
+                                            x_kubernetes_preserve_unknown_fields: true,
+                                            properties: {
+                                                name: { type: "string" },
+                                                nodeName: { type: "string" },
+                                                size: quantity,
+                                                deviceClass: { type: "string" },
+                                                source: { type: "string" },
+                                                accessType: { type: "string" },
+                                            },
+                                        },
+                                        status: {
+                                            type: "object",
+                                            x_kubernetes_preserve_unknown_fields: true,
+                                            properties: {
+                                                volumeID: { type: "string" },
+                                                code: { type: "integer", format: "int32" },
+                                                message: { type: "string" },
+                                                currentSize: quantity,
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    ],
+                },
+            },
+            opts,
+        );
+    }
+}

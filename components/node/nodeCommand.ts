@@ -1,0 +1,120 @@
+import * as command from "@pulumi/command";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { NodeStorageType, devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
+
+/** How to reach nodes over SSH; the stack config's `ssh` key. */
+export interface SshSettings {
+    user: string;
+    port: number;
+    /** Mark it secret (config `secure:` values are): it ends up in the command's connection. */
+    privateKey: pulumi.Input<string>;
+    /** Node name -> pinned host public key. Unpinned nodes accept any host key. */
+    hostKeys?: Record<string, string>;
+    bastion?: { host: string; port: number; user: string; privateKey?: pulumi.Input<string>; hostKey?: string };
+}
+
+/** One node's SSH endpoint; the stack config's `nodes.<name>`. */
+export interface NodeAddress {
+    address: string;
+    port?: number;
+    user?: string;
+}
+
+export function sshUser(ssh: SshSettings, node: NodeAddress): string {
+    return node.user ?? ssh.user;
+}
+
+/** Non-root users run the node scripts through `sudo -n` (fails instead of prompting). */
+export function needsSudo(ssh: SshSettings, node: NodeAddress): boolean {
+    return sshUser(ssh, node) !== "root";
+}
+
+export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAddress): command.types.input.remote.ConnectionArgs {
+    const hostKey = ssh.hostKeys?.[nodeName];
+    return {
+        host: node.address,
+        port: node.port ?? ssh.port,
+        user: sshUser(ssh, node),
+        privateKey: pulumi.secret(ssh.privateKey),
+        dialErrorLimit: 5,
+        perDialTimeout: 15,
+        ...(hostKey ? { hostKey } : {}),
+        ...(ssh.bastion
+            ? {
+                  proxy: {
+                      host: ssh.bastion.host,
+                      port: ssh.bastion.port,
+                      user: ssh.bastion.user,
+                      privateKey: pulumi.secret(ssh.bastion.privateKey ?? ssh.privateKey),
+                      ...(ssh.bastion.hostKey ? { hostKey: ssh.bastion.hostKey } : {}),
+                  },
+              }
+            : {}),
+    };
+}
+
+export interface NodeDiskCommandArgs {
+    connection: command.types.input.remote.ConnectionArgs;
+    /** Reconciles the node to the declared devices; also run on update (same idempotent script). */
+    apply: string;
+    /** Releases everything on delete; refuses while data is in use. */
+    release: string;
+}
+
+/**
+ * The one remote command of a (storage, node): one SSH session per node, so no two commands race
+ * on one volume group, and no dependency on any other node, so a slow node blocks nobody.
+ */
+export function nodeDiskCommand(storage: string, node: string, a: NodeDiskCommandArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
+    return new command.remote.Command(
+        nodeResourceName(storage, node, "disks"),
+        { connection: a.connection, create: a.apply, update: a.apply, delete: a.release },
+        {
+            ...opts,
+            // A replacement must release the old disks before preparing them again.
+            deleteBeforeReplace: true,
+            customTimeouts: { create: "15m", update: "15m", delete: "15m" },
+        },
+    );
+}
+
+export interface NodeStorageLabelArgs {
+    node: string;
+    type: NodeStorageType;
+    storage: string;
+    devices: string[];
+}
+
+/**
+ * Marks a node as serving a storage, after its disks are ready (pass the disk command in
+ * dependsOn). Deleting it first on node removal makes the storage's daemons leave the node
+ * before its disks are released.
+ */
+export function nodeStorageLabel(a: NodeStorageLabelArgs, opts: pulumi.CustomResourceOptions): k8s.core.v1.NodePatch {
+    return new k8s.core.v1.NodePatch(
+        nodeResourceName(a.storage, a.node, "label"),
+        {
+            metadata: {
+                name: a.node,
+                labels: { [storageLabelKey(a.type)]: a.storage },
+                annotations: {
+                    [devicesAnnotationKey(a.type)]: a.devices.join(","),
+                    // Own field manager per storage: patches of two storages on one node never
+                    // take each other's labels away.
+                    "pulumi.com/patchFieldManager": `zcloud-${a.storage}`,
+                },
+            },
+        },
+        opts,
+    );
+}
+
+/** `zcloud-device: <declared> <stable>` lines of a node script's output. */
+export function parseDeviceReport(stdout: string): Array<{ declared: string; stable: string }> {
+    return stdout
+        .split("\n")
+        .map((line) => /^zcloud-device: (\S+) (\S+)$/.exec(line.trim()))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => ({ declared: m[1], stable: m[2] }));
+}

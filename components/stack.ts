@@ -1,0 +1,67 @@
+import * as pulumi from "@pulumi/pulumi";
+import { StackModel } from "./config/model";
+import { storageNamespace } from "./k8s/namespace";
+import { LvmStorage } from "./lvm/lvmStorage";
+import { TopolvmDriver } from "./lvm/topolvm";
+import { SshSettings } from "./node/nodeCommand";
+
+export interface DeployedStorages {
+    namespace: pulumi.Output<string>;
+    /** Storage name -> StorageClass name. */
+    storageClasses: Record<string, pulumi.Output<string>>;
+    lvm: LvmStorage[];
+}
+
+function sshSettings(model: StackModel): SshSettings | undefined {
+    const ssh = model.ssh;
+    if (!ssh) {
+        return undefined;
+    }
+    return {
+        ...ssh,
+        privateKey: pulumi.secret(ssh.privateKey),
+        bastion: ssh.bastion && {
+            ...ssh.bastion,
+            privateKey: ssh.bastion.privateKey === undefined ? undefined : pulumi.secret(ssh.bastion.privateKey),
+        },
+    };
+}
+
+function requireSsh(ssh: SshSettings | undefined): SshSettings {
+    if (!ssh) {
+        // Validation reports this with its fix; reaching here means the model was built by hand.
+        throw new Error("ssh settings are required for storages that prepare nodes");
+    }
+    return ssh;
+}
+
+/** Turns a validated model into resources: namespace, shared drivers, one component per storage. */
+export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
+    const namespace = storageNamespace(model.namespace, opts);
+    const ssh = sshSettings(model);
+    const storageClasses: Record<string, pulumi.Output<string>> = {};
+
+    let lvm: LvmStorage[] = [];
+    if (model.lvm.length > 0) {
+        const driver = new TopolvmDriver(
+            "topolvm",
+            {
+                namespace: namespace.metadata.name,
+                imageRegistry: model.imageRegistry,
+                snapshots: model.lvm.some((s) => s.thin?.snapshots),
+            },
+            opts,
+        );
+        lvm = model.lvm.map(
+            (s) =>
+                new LvmStorage(
+                    s.name,
+                    { hosts: s.hosts, nodes: model.nodes, ssh: requireSsh(ssh), driver, isDefault: s.default, wipe: s.wipe, thin: s.thin },
+                    opts,
+                ),
+        );
+        lvm.forEach((s, i) => (storageClasses[model.lvm[i].name] = s.storageClassName));
+    }
+
+    return { namespace: namespace.metadata.name, storageClasses, lvm };
+}

@@ -1,0 +1,143 @@
+import * as fs from "fs";
+import * as yaml from "js-yaml";
+import * as path from "path";
+import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
+import { diffPlans } from "./plan/diff";
+import { isNodeCommand, toManifest } from "./plan/manifests";
+import { PlanRun, PlannedResource } from "./plan/model";
+import { renderChanges, renderTree } from "./plan/render";
+import { planConfig } from "./plan/runner";
+import { loadStackFile } from "./plan/stackFile";
+
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
+
+  <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml) or the path of any stack file
+  --json         print { resources, violations } as JSON (secrets as "[secret]")
+  --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
+  --out DIR      write rendered manifests and node commands to DIR
+  --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
+
+Exit codes: 0 ok, 1 config errors or mandatory policy violations, 2 usage or program errors.`;
+
+interface Options {
+    target: string;
+    json: boolean;
+    diff?: string;
+    out?: string;
+    policyConfig?: string;
+}
+
+function parseArgs(argv: string[]): Options {
+    const opts: Partial<Options> = { json: false };
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        const value = () => {
+            const v = argv[++i];
+            if (v === undefined || v.startsWith("--")) {
+                throw new UsageError(`${a} needs a value`);
+            }
+            return v;
+        };
+        if (a === "--json") opts.json = true;
+        else if (a === "--diff") opts.diff = value();
+        else if (a === "--out") opts.out = value();
+        else if (a === "--policy-pack-config") opts.policyConfig = value();
+        else if (a === "--help" || a === "-h") throw new UsageError("");
+        else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
+        else if (opts.target === undefined) opts.target = a;
+        else throw new UsageError(`unexpected argument ${a}`);
+    }
+    if (!opts.target) {
+        throw new UsageError("give a stack name or stack file");
+    }
+    return opts as Options;
+}
+
+class UsageError extends Error {}
+
+/** The stack's namespace is where the privileged-pod policy allows node agents. */
+function packConfigFor(values: Record<string, unknown>, file?: string): PackConfig {
+    const fromFile = file ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {};
+    const namespace = typeof values["zcloud-storage:namespace"] === "string" ? (values["zcloud-storage:namespace"] as string) : undefined;
+    const entry = fromFile["storage-privileged-namespace"];
+    if (namespace && (entry === undefined || (typeof entry === "object" && entry !== null && !("namespace" in entry)))) {
+        fromFile["storage-privileged-namespace"] = { ...(typeof entry === "object" ? entry : {}), namespace };
+    }
+    return fromFile as PackConfig;
+}
+
+function failOnError(run: PlanRun, label: string): void {
+    if (run.error) {
+        const kind = run.error.kind === "config" ? "" : "program error: ";
+        console.error(`${label}: ${kind}${run.error.message}`);
+        process.exit(run.error.kind === "config" ? 1 : 2);
+    }
+}
+
+function writeOut(dir: string, resources: PlannedResource[]): void {
+    const manifests = path.join(dir, "manifests");
+    const commands = path.join(dir, "node-commands");
+    fs.mkdirSync(manifests, { recursive: true });
+    fs.mkdirSync(commands, { recursive: true });
+    resources.forEach((r, i) => {
+        const manifest = toManifest(r);
+        if (manifest) {
+            fs.writeFileSync(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
+        }
+        if (isNodeCommand(r)) {
+            for (const phase of ["create", "update", "delete"] as const) {
+                const text = r.inputs[phase];
+                if (typeof text === "string") {
+                    fs.writeFileSync(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, { mode: 0o755 });
+                }
+            }
+        }
+    });
+}
+
+async function main(): Promise<void> {
+    const opts = parseArgs(process.argv.slice(2));
+    const target = loadStackFile(opts.target);
+    const base = opts.diff ? loadStackFile(opts.diff) : undefined;
+    const [run, baseRun] = await Promise.all([planConfig(target.config), base ? planConfig(base.config) : undefined]);
+    failOnError(run, path.relative(process.cwd(), target.file));
+    if (base && baseRun) {
+        failOnError(baseRun, path.relative(process.cwd(), base.file));
+    }
+    const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
+    const violations = evaluatePolicies(policyInput, packConfigFor(target.config.values, opts.policyConfig));
+
+    if (opts.out) {
+        writeOut(opts.out, run.resources);
+    }
+    if (opts.json) {
+        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause })) : undefined;
+        console.log(JSON.stringify({ resources: run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs })), violations, ...(changes ? { changes } : {}) }, null, 2));
+    } else {
+        for (const w of run.warnings) {
+            console.log(`warning: ${w}`);
+        }
+        if (baseRun && base) {
+            console.log(`Changes from ${path.relative(process.cwd(), base.file)} to ${path.relative(process.cwd(), target.file)}:\n`);
+            console.log(renderChanges(diffPlans(baseRun.resources, run.resources)));
+        } else {
+            console.log(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
+            console.log(renderTree(run.resources));
+        }
+        console.log("");
+        console.log(violations.length ? formatViolations(violations) : "Policies: no violations");
+        if (opts.out) {
+            console.log(`\nwrote manifests and node commands to ${opts.out}`);
+        }
+    }
+    process.exitCode = hasMandatoryViolations(violations) ? 1 : 0;
+}
+
+main().catch((e) => {
+    if (e instanceof UsageError) {
+        console.error(e.message ? `${e.message}\n\n${usage}` : usage);
+        process.exit(2);
+    }
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(2);
+});

@@ -1,0 +1,51 @@
+import { kubernetesKind } from "./manifests";
+import { PlannedResource } from "./model";
+
+/** The last part of a URN: the resource's name. */
+export const urnName = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+function str(v: unknown): string {
+    return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+/** Arguments after the inline script of a node command: `apply --vg zcloud-x /dev/sdb`. */
+export function nodeCommandArgs(command: unknown): string {
+    if (typeof command !== "string") {
+        return "";
+    }
+    // The script is the single-quoted word after `sh -c`; what follows is its name and arguments.
+    const m = /sh -c '(?:[^']|'"'"')*' (.*)$/s.exec(command);
+    return m ? m[1] : "";
+}
+
+/** `local-fast-node3-disks` with parent `local-fast` -> node3. */
+export function nodeOf(r: PlannedResource): string | undefined {
+    const storage = urnName(r.parent);
+    const m = new RegExp(`^${storage.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-(.+)-(disks|label)$`).exec(r.name);
+    return m?.[1];
+}
+
+/** One line that says what a resource is, as a reviewer wants to read it in a PR. */
+export function describe(r: PlannedResource): string {
+    const i = r.inputs as Record<string, any>;
+    if (r.type === "command:remote:Command") {
+        const args = nodeCommandArgs(i.create).split(" ");
+        const devices = args.filter((a) => a.startsWith("/dev/"));
+        return `${urnName(r.parent)} prepare ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
+    }
+    if (r.type === "kubernetes:core/v1:NodePatch") {
+        const labels = Object.entries(i.metadata?.labels ?? {}).map(([k, v]) => `${k}=${str(v)}`);
+        return `label node ${i.metadata?.name} ${labels.join(" ")}`;
+    }
+    if (r.type === "kubernetes:storage.k8s.io/v1:StorageClass") {
+        const params = Object.entries(i.parameters ?? {}).map(([k, v]) => `${k}=${str(v)}`);
+        const isDefault = i.metadata?.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true";
+        return `StorageClass ${i.metadata?.name}${isDefault ? " (default)" : ""} ${i.provisioner} ${params.join(" ")}`;
+    }
+    const k = kubernetesKind(r.type);
+    if (k) {
+        const ns = i.metadata?.namespace ? `${i.metadata.namespace}/` : "";
+        return `${k.kind} ${ns}${i.metadata?.name ?? r.name}`;
+    }
+    return `${r.type.split(":").pop()} ${r.name}`;
+}

@@ -1,0 +1,32 @@
+/** The offline plan's JSON shape (DESIGN "Offline plan"); tests and reviewers rely on it. */
+export interface PlannedResource {
+    urn: string;
+    type: string;
+    name: string;
+    parent: string;
+    dependencies: string[];
+    /** Inputs as the program registered them; secret values replaced by "[secret]". */
+    inputs: Record<string, unknown>;
+    /** Inputs as a policy sees them (secret objects opened, sensitive leaves redacted); not printed. */
+    policyInputs?: Record<string, unknown>;
+    custom: boolean;
+    deleteBeforeReplace: boolean;
+}
+
+/** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */
+export interface PlanConfig {
+    /** Full keys (`zcloud-storage:nodes`) -> values (objects or strings). */
+    values: Record<string, unknown>;
+    /** Full keys whose value holds a `secure:` leaf. */
+    secretKeys: string[];
+    stack: string;
+}
+
+export interface PlanRun {
+    resources: PlannedResource[];
+    /** Set when the program refused to run (config errors). */
+    error?: { kind: "config" | "program"; message: string; issues?: Array<{ path: string; message: string }> };
+    warnings: string[];
+}
+
+export const secretMarker = "[secret]";

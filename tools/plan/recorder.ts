@@ -1,0 +1,109 @@
+import * as pulumi from "@pulumi/pulumi";
+import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
+import { PlanConfig, PlannedResource, secretMarker } from "./model";
+
+// The SDK's wire format marks secrets with this signature key/value pair.
+const sigKey = "4dabf18193072939515e22adb298388d";
+const secretSig = "1b47061264138c4ac30d75fd1eb44270";
+const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Replaces secret values by "[secret]" and drops the SDK's internal markers. */
+export function redact(value: unknown): unknown {
+    if (Array.isArray(value)) {
+        return value.map(redact);
+    }
+    if (value && typeof value === "object") {
+        const obj = value as Record<string, unknown>;
+        if (obj[sigKey] === secretSig) {
+            return secretMarker;
+        }
+        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redact(v)]));
+    }
+    return value === unknownValue ? "[unknown]" : value;
+}
+
+const sensitiveKey = /key|password|secret|token|keyring/i;
+const publicKeys = new Set(["hostKey"]);
+
+/**
+ * What a CrossGuard policy sees: secret objects opened (a remote command's whole connection is
+ * secret, yet `connection.hostKey` must be checkable), with sensitive leaves still redacted.
+ */
+export function redactForPolicy(value: unknown, key = ""): unknown {
+    if (Array.isArray(value)) {
+        return value.map((v) => redactForPolicy(v, key));
+    }
+    if (value && typeof value === "object") {
+        const obj = value as Record<string, unknown>;
+        if (obj[sigKey] === secretSig) {
+            const inner = obj.value;
+            return inner && typeof inner === "object" ? redactForPolicy(inner, key) : secretMarker;
+        }
+        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redactForPolicy(v, k)]));
+    }
+    if (typeof value === "string" && sensitiveKey.test(key) && !publicKeys.has(key)) {
+        return secretMarker;
+    }
+    return value === unknownValue ? "[unknown]" : value;
+}
+
+interface RegisterRequest {
+    getType(): string;
+    getName(): string;
+    getParent(): string;
+    getCustom(): boolean;
+    getDependenciesList(): string[];
+    getDeletebeforereplace(): boolean;
+    getObject(): unknown;
+}
+
+/**
+ * The SDK's mock monitor, plus a record of every registration with what the engine would see:
+ * parent, dependencies (explicit and from inputs), options and inputs with secrets kept marked.
+ */
+class RecordingMonitor extends MockMonitor {
+    readonly records: PlannedResource[] = [];
+
+    async registerResource(req: RegisterRequest, callback: (err: unknown, resp: { getUrn(): string } | undefined) => void): Promise<void> {
+        const inputs = pulumi.runtime.deserializeProperties(req.getObject() as never, true);
+        const record: PlannedResource = {
+            urn: "",
+            type: req.getType(),
+            name: req.getName(),
+            parent: req.getParent(),
+            dependencies: [...new Set(req.getDependenciesList())].sort(),
+            inputs: redact(inputs) as Record<string, unknown>,
+            policyInputs: redactForPolicy(inputs) as Record<string, unknown>,
+            custom: req.getCustom(),
+            deleteBeforeReplace: req.getDeletebeforereplace(),
+        };
+        this.records.push(record);
+        await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {
+            record.urn = resp?.getUrn() ?? "";
+            callback(err, resp);
+        });
+    }
+}
+
+/** Mocks answer like a preview: the engine echoes inputs as outputs and knows no ids yet. */
+const mocks: pulumi.runtime.Mocks = {
+    newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }),
+    call: (args) => args.inputs,
+};
+
+/**
+ * Runs a Pulumi program under the mock runtime with the given config and returns every resource
+ * it registered. One run per process: the SDK keeps global state.
+ */
+export async function recordProgram(config: PlanConfig, program: () => unknown): Promise<PlannedResource[]> {
+    const configStrings = Object.fromEntries(
+        Object.entries(config.values).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+    );
+    pulumi.runtime.setAllConfig(configStrings, config.secretKeys);
+    await pulumi.runtime.setMocks(mocks, "zcloud-storage", config.stack, true);
+    const monitor = new RecordingMonitor(mocks);
+    pulumi.runtime.setMockOptions(monitor, "zcloud-storage", config.stack, true);
+    await pulumi.runtime.runInPulumiStack(async () => program());
+    await pulumi.runtime.disconnect();
+    return monitor.records;
+}

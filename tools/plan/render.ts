@@ -1,0 +1,78 @@
+import { Change } from "./diff";
+import { describe, nodeOf, urnName } from "./describe";
+import { PlannedResource } from "./model";
+
+const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
+
+/**
+ * The resource tree by storage and node: per component its node lines (disk command -> label),
+ * then its other objects.
+ */
+export function renderTree(resources: PlannedResource[]): string {
+    const byParent = new Map<string, PlannedResource[]>();
+    for (const r of resources) {
+        byParent.set(r.parent, [...(byParent.get(r.parent) ?? []), r]);
+    }
+    const lines: string[] = [];
+    const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
+    const top = stack ? byParent.get(stack.urn) ?? [] : resources.filter((r) => !r.parent);
+    for (const r of top.filter((r) => r.custom)) {
+        lines.push(describe(r));
+    }
+    for (const component of top.filter((r) => !r.custom)) {
+        const children = byParent.get(component.urn) ?? [];
+        lines.push("", componentLabel(component));
+        const nodes = new Map<string, PlannedResource[]>();
+        const rest: PlannedResource[] = [];
+        for (const child of children) {
+            const node = nodeOf(child);
+            if (node) {
+                nodes.set(node, [...(nodes.get(node) ?? []), child]);
+            } else {
+                rest.push(child);
+            }
+        }
+        for (const [node, items] of [...nodes].sort(([a], [b]) => a.localeCompare(b))) {
+            lines.push(`  ${node}`);
+            for (const item of items) {
+                lines.push(`    ${describe(item)}`);
+            }
+        }
+        for (const child of rest) {
+            lines.push(`  ${describe(child)}`);
+        }
+    }
+    return lines.join("\n");
+}
+
+const symbols: Record<Change["kind"], string> = { create: "+", update: "~", replace: "+-", delete: "-" };
+
+/** One line per change, like a preview: `+ create  local-fast prepare node3 [/dev/sdb]`. */
+export function renderChanges(changes: Change[]): string {
+    if (changes.length === 0) {
+        return "no changes";
+    }
+    const order: Change["kind"][] = ["delete", "replace", "update", "create"];
+    const sorted = [...changes].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    const lines = sorted.map((c) => {
+        const r = c.resource;
+        let kind: string = c.kind;
+        if (c.kind === "replace") {
+            kind = r.deleteBeforeReplace ? "replace (delete first)" : "replace";
+        }
+        const detail =
+            c.kind === "replace"
+                ? `: ${c.replaceBecause.join(", ")} changed`
+                : c.kind === "update"
+                  ? `: ${c.fields.join(", ")} changed`
+                  : "";
+        return `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
+    });
+    const counts = order
+        .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} to ${k}`);
+    return [...lines, "", counts.join(", ")].join("\n");
+}
+
+export { urnName };

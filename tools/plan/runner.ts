@@ -1,0 +1,34 @@
+import { fork } from "child_process";
+import * as path from "path";
+import { PlanConfig, PlanRun } from "./model";
+import { projectRoot } from "./stackFile";
+
+export const defaultProgram = path.join(projectRoot, "index.ts");
+
+/**
+ * Plans one config in a fresh process (the SDK's runtime state is global) and returns what the
+ * program registered. `program` is a module whose import runs a Pulumi program.
+ */
+export function planConfig(config: PlanConfig, program: string = defaultProgram): Promise<PlanRun> {
+    return new Promise((resolve, reject) => {
+        const child = fork(path.join(__dirname, "worker.ts"), [], {
+            execArgv: ["--import", "tsx"],
+            cwd: projectRoot,
+            stdio: ["ignore", "pipe", "pipe", "ipc"],
+        });
+        let output = "";
+        let result: PlanRun | undefined;
+        child.stdout?.on("data", (d) => (output += d));
+        child.stderr?.on("data", (d) => (output += d));
+        child.on("message", (m) => (result = m as PlanRun));
+        child.on("error", reject);
+        child.on("exit", (code) => {
+            if (result) {
+                resolve(result);
+            } else {
+                reject(new Error(`plan worker exited with ${code} without a result:\n${output}`));
+            }
+        });
+        child.send({ config, program: path.resolve(program) });
+    });
+}

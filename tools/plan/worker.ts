@@ -1,0 +1,44 @@
+import * as pulumi from "@pulumi/pulumi";
+import { ConfigValidationError } from "../../components/config/errors";
+import { PlanConfig, PlanRun } from "./model";
+import { recordProgram } from "./recorder";
+
+/**
+ * Child process of the plan: runs one program under the mock runtime (the SDK's state is global,
+ * so each plan gets a fresh process) and sends the recorded resources back.
+ */
+interface WorkerRequest {
+    config: PlanConfig;
+    /** Module whose import runs the program (defaults to the project's index.ts). */
+    program: string;
+}
+
+async function run(req: WorkerRequest): Promise<PlanRun> {
+    const warnings: string[] = [];
+    const warn = pulumi.log.warn;
+    pulumi.log.warn = (message: string) => {
+        warnings.push(message);
+        return Promise.resolve();
+    };
+    try {
+        const resources = await recordProgram(req.config, () => require(req.program));
+        return { resources, warnings };
+    } catch (e) {
+        if (e instanceof ConfigValidationError) {
+            return { resources: [], warnings, error: { kind: "config", message: e.message, issues: e.issues } };
+        }
+        return { resources: [], warnings, error: { kind: "program", message: e instanceof Error ? e.stack ?? e.message : String(e) } };
+    } finally {
+        pulumi.log.warn = warn;
+    }
+}
+
+process.once("message", (req: WorkerRequest) => {
+    run(req).then(
+        (result) => process.send!(result, () => process.exit(0)),
+        (e) => {
+            console.error(e);
+            process.exit(1);
+        },
+    );
+});
