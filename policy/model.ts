@@ -47,12 +47,15 @@ const UNKNOWN_SENTINELS: ReadonlySet<string> = new Set([
     "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
 ]);
 
+/** What the offline plan puts where a value is not known during preview. */
+export const PLAN_UNKNOWN_MARKER = "[unknown]";
+
 /** The marker policy/index.ts substitutes for a value the policy server reports as unknown. */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
-/** True for a value that is not known yet (preview): undefined-by-computation or an engine sentinel. */
+/** True for a value not known yet (preview): an engine sentinel or the offline plan's "[unknown]". */
 export function isUnknown(value: unknown): boolean {
-    return typeof value === "string" && UNKNOWN_SENTINELS.has(value);
+    return typeof value === "string" && (UNKNOWN_SENTINELS.has(value) || value === PLAN_UNKNOWN_MARKER);
 }
 
 /** A known string, or undefined (missing, unknown, or another type). */

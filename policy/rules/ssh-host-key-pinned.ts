@@ -3,9 +3,9 @@ import { isUnknown, obj, PlannedResource, SECRET_MARKER, str } from "../model";
 export const REMOTE_COMMAND_TYPE = "command:remote:Command";
 
 /**
- * storage-ssh-host-key-pinned (advisory): a remote command names the node's SSH host key. The
- * connection is a Pulumi secret: the policy server sees it in clear, the offline plan only as
- * "[secret]" (then this policy cannot tell and stays silent).
+ * storage-ssh-host-key-pinned (advisory): a remote command names the SSH host key of its node and
+ * of the bastion it goes through. The connection is a Pulumi secret: the policy server sees it in
+ * clear; where it is an opaque "[secret]" this policy cannot tell and stays silent.
  */
 export function checkSshHostKeyPinned(resource: PlannedResource): string[] {
     if (resource.type !== REMOTE_COMMAND_TYPE) {
@@ -16,18 +16,36 @@ export function checkSshHostKeyPinned(resource: PlannedResource): string[] {
         return [];
     }
     const connection = obj(raw);
-    if (!connection || isUnknown(connection.hostKey) || connection.hostKey === SECRET_MARKER) {
+    if (!connection) {
         return [];
     }
-    const hostKey = str(connection.hostKey)?.trim();
-    if (hostKey) {
-        return [];
-    }
+    const messages: string[] = [];
     const host = str(connection.host);
-    return [
-        `remote command '${resource.name}' connects to ${host ?? "its node"} without a pinned SSH host key: whoever answers ` +
-            "at that address receives the login and the disk commands, so a man in the middle could read or " +
-            "wipe the node's disks. Pin the node's key under zcloud-storage:ssh.hostKeys (as printed by " +
-            `\`ssh-keyscan -t ed25519 ${host ?? "<address>"}\`, checked out of band).`,
-    ];
+    if (!isPinned(connection.hostKey)) {
+        messages.push(
+            `remote command '${resource.name}' connects to ${host ?? "its node"} without a pinned SSH host key: ` +
+                "whoever answers at that address receives the login and the disk commands, so a man in the middle " +
+                "could read or wipe the node's disks. Pin the node's key under zcloud-storage:ssh.hostKeys (as printed " +
+                `by \`ssh-keyscan -t ed25519 ${host ?? "<address>"}\`, checked out of band).`,
+        );
+    }
+    const proxy = obj(connection.proxy);
+    if (proxy && !isPinned(proxy.hostKey)) {
+        const bastion = str(proxy.host);
+        messages.push(
+            `remote command '${resource.name}' goes through bastion ${bastion ?? "(unknown host)"} without a pinned ` +
+                "SSH host key: a man in the middle at the bastion receives the login for every node behind it. Pin " +
+                "it as zcloud-storage:ssh.bastion.hostKey (as printed by " +
+                `\`ssh-keyscan -t ed25519 ${bastion ?? "<address>"}\`, checked out of band).`,
+        );
+    }
+    return messages;
+}
+
+/** A non-empty key, or a value this policy cannot see (unknown during preview, opaque secret). */
+function isPinned(hostKey: unknown): boolean {
+    if (isUnknown(hostKey) || hostKey === SECRET_MARKER) {
+        return true;
+    }
+    return (str(hostKey)?.trim() ?? "") !== "";
 }

@@ -51,11 +51,31 @@ describe("storage-ssh-host-key-pinned", () => {
         assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", { host: "10.0.0.13", hostKey: " " })), [message]);
     });
 
+    it("reports a bastion without a pinned host key", () => {
+        const cmd = nodeCommand("local-fast", "node3", {
+            host: "10.0.0.13",
+            hostKey: "ssh-ed25519 AAAA",
+            proxy: { host: "jump.example", user: "ops", privateKey: "[secret]" },
+        });
+        assert.deepEqual(checkSshHostKeyPinned(cmd), [
+            "remote command 'local-fast-node3-disks' goes through bastion jump.example without a pinned SSH host key: " +
+                "a man in the middle at the bastion receives the login for every node behind it. Pin it as " +
+                "zcloud-storage:ssh.bastion.hostKey (as printed by `ssh-keyscan -t ed25519 jump.example`, checked out of band).",
+        ]);
+        const pinned = nodeCommand("local-fast", "node3", {
+            host: "10.0.0.13",
+            hostKey: "ssh-ed25519 AAAA",
+            proxy: { host: "jump.example", hostKey: "ssh-ed25519 BBBB" },
+        });
+        assert.deepEqual(checkSshHostKeyPinned(pinned), []);
+    });
+
     it("stays silent when the connection is opaque (offline plan secret) or not known", () => {
         assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", "[secret]")), []);
         assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", UNKNOWN_STRING)), []);
         assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", { host: "10.0.0.13", hostKey: UNKNOWN_STRING })), []);
         assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", { host: "10.0.0.13", hostKey: "[secret]" })), []);
+        assert.deepEqual(checkSshHostKeyPinned(nodeCommand("local-fast", "node3", { host: "10.0.0.13", hostKey: "[unknown]" })), []);
         assert.deepEqual(checkSshHostKeyPinned({ ...nodeCommand("a", "b", {}), props: undefined }), []);
     });
 });

@@ -62,7 +62,9 @@ describe("storage-image-pinned", () => {
     });
 
     it("skips images not known during preview and tolerates missing specs", () => {
-        const w = workload("DaemonSet", "w", { containers: [{ name: "c", image: UNKNOWN_STRING }, { name: "d" }] });
+        const w = workload("DaemonSet", "w", {
+            containers: [{ name: "c", image: UNKNOWN_STRING }, { name: "d" }, { name: "e", image: "[unknown]" }],
+        });
         assert.deepEqual(checkImagePinned(w), []);
         assert.deepEqual(checkImagePinned({ ...w, props: { spec: UNKNOWN_STRING } }), []);
         assert.deepEqual(checkImagePinned({ ...w, props: undefined }), []);

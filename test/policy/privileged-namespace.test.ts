@@ -65,6 +65,8 @@ describe("storage-privileged-namespace", () => {
     it("waits for a namespace not known during preview, and tolerates missing specs", () => {
         const ds = workload("DaemonSet", "x", { namespace: UNKNOWN_STRING, hostPID: true, containers: [{ name: "c", image: "x:1" }] });
         assert.deepEqual(checkPrivilegedNamespace(ds, params), []);
+        const planned = workload("DaemonSet", "x", { namespace: "[unknown]", hostPID: true, containers: [{ name: "c", image: "x:1" }] });
+        assert.deepEqual(checkPrivilegedNamespace(planned, params), [], "the offline plan's marker");
         assert.deepEqual(checkPrivilegedNamespace({ ...ds, props: undefined }, params), []);
         assert.deepEqual(checkPrivilegedNamespace({ ...ds, props: { spec: { template: UNKNOWN_STRING } } }, params), []);
     });
