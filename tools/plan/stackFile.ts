@@ -1,7 +1,7 @@
 import * as fs from "fs";
 import * as yaml from "js-yaml";
 import * as path from "path";
-import { PlanConfig, secretMarker } from "./model";
+import { PlanConfig } from "./model";
 
 export const projectRoot = path.resolve(__dirname, "..", "..");
 
@@ -20,22 +20,29 @@ export function resolveStackFile(arg: string): string {
     throw new Error(`no stack "${arg}": give a stack name (${known.join(", ") || "none in stacks/"}) or the path of a stack file`);
 }
 
-/** Replaces `secure:` ciphertexts (unreadable offline) by an opaque marker; reports whether any. */
-function stripSecure(value: unknown): { value: unknown; secret: boolean } {
+/**
+ * Stands in for a `secure:` value, whose ciphertext cannot be read offline. It names the key so a
+ * placeholder that shows up in plain inputs (a secret that escaped pulumi.secret) is traceable;
+ * properly handled secrets print as "[secret]".
+ */
+export const offlineSecret = (path: string) => `offline-secret(${path})`;
+
+/** Replaces `secure:` ciphertexts by placeholders; reports whether there were any. */
+function stripSecure(value: unknown, path: string): { value: unknown; secret: boolean } {
     if (Array.isArray(value)) {
-        const items = value.map(stripSecure);
+        const items = value.map((v, i) => stripSecure(v, `${path}[${i}]`));
         return { value: items.map((i) => i.value), secret: items.some((i) => i.secret) };
     }
     if (value && typeof value === "object") {
         const obj = value as Record<string, unknown>;
         const keys = Object.keys(obj);
         if (keys.length === 1 && keys[0] === "secure" && typeof obj.secure === "string") {
-            return { value: secretMarker, secret: true };
+            return { value: offlineSecret(path), secret: true };
         }
         let secret = false;
         const out: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(obj)) {
-            const inner = stripSecure(v);
+            const inner = stripSecure(v, `${path}.${k}`);
             out[k] = inner.value;
             secret ||= inner.secret;
         }
@@ -60,7 +67,7 @@ export function parseStackYaml(text: string, stack: string, source = "stack file
     const secretKeys: string[] = [];
     for (const [key, raw] of Object.entries(config)) {
         const fullKey = key.includes(":") ? key : `zcloud-storage:${key}`;
-        const { value, secret } = stripSecure(raw);
+        const { value, secret } = stripSecure(raw, fullKey);
         values[fullKey] = value;
         if (secret) {
             secretKeys.push(fullKey);

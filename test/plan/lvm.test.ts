@@ -1,0 +1,208 @@
+import assert from "node:assert/strict";
+import { before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
+import { PlanRun, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+
+const COMMAND = "command:remote:Command";
+const NODE_PATCH = "kubernetes:core/v1:NodePatch";
+const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
+const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+
+const twoTiers = {
+    ...baseConfig,
+    lvm: [
+        { name: "ssd", default: true, hosts: { node1: ["/dev/disk/by-id/wwn-0x1"], node2: ["/dev/disk/by-id/wwn-0x2", "/dev/disk/by-id/wwn-0x3"] } },
+        { name: "hdd", hosts: { node3: ["/dev/disk/by-id/wwn-0x4"] }, thin: { overprovisionRatio: 3, snapshots: true } },
+    ],
+};
+
+let run: PlanRun;
+before(async () => {
+    run = await planValues(twoTiers);
+    assert.equal(run.error, undefined, run.error?.message);
+});
+
+describe("LVM graph", () => {
+    test("one component per storage and one shared TopoLVM driver", () => {
+        assert.deepEqual(resourcesOfType(run, "zcloud:storage:LvmStorage").map((r) => r.name).sort(), ["hdd", "ssd"]);
+        assert.equal(resourcesOfType(run, "zcloud:storage:TopolvmDriver").length, 1);
+        assert.equal(resourcesOfType(run, "kubernetes:storage.k8s.io/v1:CSIDriver").length, 1);
+        assert.equal(resourcesOfType(run, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition").length, 1);
+    });
+
+    test("every child of a storage is parented to its component", () => {
+        for (const storage of ["ssd", "hdd"]) {
+            const component = resourceNamed(run, storage, "zcloud:storage:LvmStorage");
+            const children = run.resources.filter((r) => r.parent === component.urn);
+            const expected = storage === "ssd" ? 2 : 1;
+            assert.equal(children.filter((r) => r.type === COMMAND).length, expected);
+            assert.equal(children.filter((r) => r.type === NODE_PATCH).length, expected);
+            assert.equal(children.filter((r) => r.type === STORAGE_CLASS).length, 1);
+            assert.equal(children.filter((r) => r.type === DAEMON_SET).length, 1);
+        }
+    });
+
+    test("one disk command per (storage, node) named storage-node-disks, running the reconcile script", () => {
+        const names = resourcesOfType(run, COMMAND).map((r) => r.name).sort();
+        assert.deepEqual(names, ["hdd-node3-disks", "ssd-node1-disks", "ssd-node2-disks"]);
+        const cmd = resourceNamed(run, "ssd-node2-disks");
+        assert.equal(cmd.inputs.create, cmd.inputs.update, "create and update run the same idempotent script");
+        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-ssd \/dev\/disk\/by-id\/wwn-0x2 \/dev\/disk\/by-id\/wwn-0x3$/);
+        assert.match(String(cmd.inputs.delete), / lvm-reconcile release --vg zcloud-ssd$/);
+        assert.ok(String(cmd.inputs.create).startsWith("sh -c '"), "root runs without sudo");
+        assert.equal(cmd.deleteBeforeReplace, true);
+    });
+
+    test("non-root SSH users run the script through sudo -n", () => {
+        const cmd = resourceNamed(run, "hdd-node3-disks");
+        assert.ok(String(cmd.inputs.create).startsWith("sudo -n sh -c '"));
+        assert.ok(String(cmd.inputs.delete).startsWith("sudo -n sh -c '"));
+        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-hdd --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
+    });
+
+    test("the label of a node depends on that node's disk command and nothing else of another node", () => {
+        for (const [storage, node] of [["ssd", "node1"], ["ssd", "node2"], ["hdd", "node3"]]) {
+            const label = resourceNamed(run, `${storage}-${node}-label`);
+            const disks = resourceNamed(run, `${storage}-${node}-disks`);
+            assert.deepEqual(label.dependencies, [disks.urn]);
+            assert.deepEqual(label.inputs.metadata, {
+                name: node,
+                labels: { "storage.zcloud.io/lvm": storage },
+                annotations: {
+                    "storage.zcloud.io/lvm-devices": (twoTiers.lvm.find((s) => s.name === storage)!.hosts as Record<string, string[]>)[node].join(","),
+                    "pulumi.com/patchFieldManager": `zcloud-${storage}`,
+                },
+            });
+        }
+    });
+
+    test("disk commands depend on nothing: one node's slow or failed prep blocks no other node", () => {
+        for (const cmd of resourcesOfType(run, COMMAND)) {
+            assert.deepEqual(cmd.dependencies, [], `${cmd.name} has dependencies ${cmd.dependencies.join(", ")}`);
+        }
+        // Nothing node-specific is a dependency of another storage-wide resource either.
+        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, NODE_PATCH)].map((r) => r.urn));
+        for (const r of run.resources.filter((r) => r.type !== NODE_PATCH)) {
+            for (const dep of r.dependencies) {
+                assert.ok(!nodeUrns.has(dep), `${r.name} waits for node resource ${dep}`);
+            }
+        }
+    });
+
+    test("each StorageClass comes after the CSI controller and its own lvmd", () => {
+        const controller = resourceNamed(run, "topolvm-controller", DEPLOYMENT);
+        for (const storage of ["ssd", "hdd"]) {
+            const sc = resourceNamed(run, `${storage}-storageclass`);
+            assert.deepEqual(sc.dependencies.sort(), [controller.urn, resourceNamed(run, `lvmd-${storage}`, DAEMON_SET).urn].sort());
+            assert.equal(sc.deleteBeforeReplace, true);
+            assert.equal(sc.inputs.provisioner, "topolvm.io");
+            assert.equal(sc.inputs.volumeBindingMode, "WaitForFirstConsumer");
+            assert.equal(sc.inputs.allowVolumeExpansion, true);
+            assert.deepEqual(sc.inputs.parameters, { "topolvm.io/device-class": storage, "csi.storage.k8s.io/fstype": "xfs" });
+            const isDefault = (sc.inputs.metadata as any).annotations["storageclass.kubernetes.io/is-default-class"];
+            assert.equal(isDefault, storage === "ssd" ? "true" : "false");
+        }
+    });
+
+    test("each storage's lvmd selects only its own labelled nodes and reads its own device class", () => {
+        for (const storage of ["ssd", "hdd"]) {
+            const ds = resourceNamed(run, `lvmd-${storage}`, DAEMON_SET);
+            const pod = (ds.inputs.spec as any).template.spec;
+            assert.deepEqual(pod.nodeSelector, { "storage.zcloud.io/lvm": storage });
+            assert.equal(pod.hostPID, true);
+            assert.equal(pod.containers[0].securityContext.privileged, true);
+            const config = resourceNamed(run, `${storage}-lvmd-config`);
+            const lvmd = yaml.load((config.inputs.data as any)["lvmd.yaml"]) as any;
+            assert.equal(lvmd["device-classes"].length, 1);
+            assert.equal(lvmd["device-classes"][0].name, storage);
+            assert.equal(lvmd["device-classes"][0]["volume-group"], `zcloud-${storage}`);
+        }
+        const thin = yaml.load((resourceNamed(run, "hdd-lvmd-config").inputs.data as any)["lvmd.yaml"]) as any;
+        assert.deepEqual(thin["device-classes"][0], {
+            name: "hdd",
+            "volume-group": "zcloud-hdd",
+            default: true,
+            type: "thin",
+            "thin-pool": { name: "pool", "overprovision-ratio": 3 },
+        });
+    });
+
+    test("the TopoLVM node plugin runs on nodes of any LVM storage, by label", () => {
+        const ds = resourceNamed(run, "topolvm-node", DAEMON_SET);
+        const terms = (ds.inputs.spec as any).template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+        assert.deepEqual(terms, [{ matchExpressions: [{ key: "storage.zcloud.io/lvm", operator: "Exists" }] }]);
+    });
+
+    test("controller: webhooks off, capacity tracking on, snapshotter only because a storage asks for snapshots", () => {
+        const containers = (resourceNamed(run, "topolvm-controller", DEPLOYMENT).inputs.spec as any).template.spec.containers;
+        const byName = Object.fromEntries(containers.map((c: any) => [c.name, c]));
+        assert.deepEqual(Object.keys(byName).sort(), ["csi-provisioner", "csi-resizer", "csi-snapshotter", "liveness-probe", "topolvm-controller"]);
+        assert.ok(byName["topolvm-controller"].command.includes("--enable-webhooks=false"));
+        assert.ok(byName["csi-provisioner"].command.includes("--enable-capacity"));
+        const snapshotClass = resourceNamed(run, "hdd-snapshotclass");
+        assert.equal(snapshotClass.inputs.driver, "topolvm.io");
+        assert.equal(run.resources.filter((r) => r.name === "ssd-snapshotclass").length, 0);
+    });
+
+    test("every image is the pinned TopoLVM image", () => {
+        const images = run.resources.flatMap((r) => {
+            const spec = (r.inputs.spec as any)?.template?.spec;
+            return spec ? spec.containers.map((c: any) => c.image) : [];
+        });
+        assert.ok(images.length >= 8);
+        assert.deepEqual([...new Set(images)], ["ghcr.io/topolvm/topolvm-with-sidecar:0.41.0"]);
+    });
+
+    test("secrets never appear in plain inputs", () => {
+        const text = JSON.stringify(run.resources.map((r) => r.inputs));
+        assert.ok(!text.includes("offline-secret("), "a secure config value reached a plain input");
+        for (const cmd of resourcesOfType(run, COMMAND)) {
+            assert.equal(cmd.inputs.connection, "[secret]");
+            assert.equal((cmd.policyInputs as any).connection.privateKey, "[secret]");
+        }
+        assert.equal((resourceNamed(run, "ssd-node1-disks").policyInputs as any).connection.hostKey, baseConfig.ssh.hostKeys.node1);
+        assert.equal((resourceNamed(run, "hdd-node3-disks").policyInputs as any).connection.port, 2222);
+    });
+
+    test("the storage namespace allows privileged pods", () => {
+        const ns = resourceNamed(run, "namespace");
+        assert.equal((ns.inputs.metadata as any).labels["pod-security.kubernetes.io/enforce"], "privileged");
+    });
+});
+
+describe("LVM config changes", () => {
+    test("an imageRegistry mirror rewrites every image", async () => {
+        const mirrored = await planValues({ ...twoTiers, imageRegistry: "registry.local:5000" });
+        const images = mirrored.resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image));
+        assert.deepEqual([...new Set(images)], ["registry.local:5000/topolvm/topolvm-with-sidecar:0.41.0"]);
+    });
+
+    test("a bad config registers nothing and lists every error", async () => {
+        const bad = await planValues({
+            ...baseConfig,
+            lvm: [
+                { name: "ssd", hosts: { node9: ["/dev/sdb"] } },
+                { name: "ssd", hosts: { node1: ["sdb"] }, wipe: "yes" },
+            ],
+        });
+        assert.equal(bad.resources.length, 0);
+        assert.equal(bad.error?.kind, "config");
+        assert.deepEqual(bad.error?.issues, [
+            { path: "lvm[1].hosts.node1[0]", message: "must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4" },
+            { path: "lvm[1].wipe", message: 'must be true or false, not string "yes"' },
+            { path: "lvm[0].hosts.node9", message: 'node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address' },
+        ]);
+    });
+
+    test("a clear-text SSH key is refused", async () => {
+        const bad = await planValues({ ...twoTiers, ssh: { ...baseConfig.ssh, privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" } });
+        assert.equal(bad.resources.length, 0);
+        assert.deepEqual(bad.error?.issues, [
+            {
+                path: "ssh.privateKey",
+                message: "is stored in clear text; set it as a secret: pulumi config set --secret --path ssh.privateKey (read the value from a file or stdin, not the command line)",
+            },
+        ]);
+    });
+});
