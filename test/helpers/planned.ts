@@ -1,20 +1,19 @@
 /**
  * The node disk commands a stack config plans: what each `<storage>-<node>-disks` remote
- * command would run on create, update and delete.
- *
- * TEMPORARY: until the offline plan (tools/plan.ts --json) lands, this reads the lvm section of
- * the stack file itself and assembles the commands with components/lvm/commands.ts, the same
- * functions the LvmStorage component calls. It must be switched to the plan's JSON output
- * (resources of type `command:remote:Command`, inputs.create/update/delete) so the node tier
- * runs exactly what the program plans. Only what the node tier uses is read here: ssh.user,
- * nodes[].user, lvm[].name/hosts/wipe; a `thin` block is rejected rather than guessed.
+ * command runs on create, update and delete, taken from the offline plan's JSON output
+ * (`npm run plan -- <file> --json`, DESIGN "Offline plan") — so tests run exactly what the
+ * program would send to a node.
  */
-import * as yaml from "js-yaml";
-import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm/commands";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 
 export interface PlannedNodeCommand {
     /** Pulumi logical name, `<storage>-<node>-disks`. */
     name: string;
+    /** The storage (parent component) the command belongs to. */
+    storage: string;
     /** Kubernetes node name. */
     node: string;
     create: string;
@@ -22,37 +21,65 @@ export interface PlannedNodeCommand {
     delete: string;
 }
 
-interface RawLvm {
-    name: string;
-    hosts: Record<string, string[]>;
-    wipe?: boolean;
-    thin?: unknown;
+interface PlanJson {
+    resources: Array<{ urn: string; type: string; name: string; parent: string; inputs: Record<string, unknown> }>;
+    violations: unknown[];
+}
+
+const projectRoot = path.resolve(__dirname, "..", "..");
+
+/** Runs the offline plan on a stack file's text; rejects with its output if it exits non-zero. */
+function planJson(stackYaml: string): Promise<PlanJson> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-plan-"));
+    const file = path.join(dir, "Pulumi.nodetest.yaml");
+    fs.writeFileSync(file, stackYaml);
+    return new Promise<PlanJson>((resolve, reject) => {
+        execFile(
+            process.execPath,
+            ["--import", "tsx", path.join(projectRoot, "tools", "plan.ts"), file, "--json"],
+            { cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 },
+            (err, stdout, stderr) => {
+                fs.rmSync(dir, { recursive: true, force: true });
+                if (err) {
+                    reject(new Error(`plan failed (${err.message}):\n${stdout}\n${stderr}`));
+                    return;
+                }
+                try {
+                    resolve(JSON.parse(stdout) as PlanJson);
+                } catch (e) {
+                    reject(new Error(`plan --json printed no JSON (${(e as Error).message}):\n${stdout}\n${stderr}`));
+                }
+            },
+        );
+    });
+}
+
+function commandInput(name: string, inputs: Record<string, unknown>, key: string): string {
+    const v = inputs[key];
+    if (typeof v !== "string" || v === "[secret]") {
+        throw new Error(`planned ${name}: inputs.${key} is not a plain command string (${JSON.stringify(v)})`);
+    }
+    return v;
 }
 
 export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNodeCommand[]> {
-    const doc = yaml.load(stackYaml) as { config?: Record<string, unknown> } | undefined;
-    const config = doc?.config ?? {};
-    const ssh = (config["zcloud-storage:ssh"] ?? {}) as { user?: string };
-    const nodes = (config["zcloud-storage:nodes"] ?? {}) as Record<string, { user?: string }>;
-    const lvm = (config["zcloud-storage:lvm"] ?? []) as RawLvm[];
-    const planned: PlannedNodeCommand[] = [];
-    for (const storage of lvm) {
-        if (storage.thin !== undefined) {
-            throw new Error(`planned.ts (pre-plan stand-in): lvm ${storage.name}: thin is not supported until tools/plan.ts is used`);
-        }
-        for (const [node, devices] of Object.entries(storage.hosts)) {
-            const user = nodes[node]?.user ?? ssh.user ?? "root";
-            const sudo = user !== "root";
-            const vg = `zcloud-${storage.name}`;
-            const apply = lvmApplyCommand({ vg, devices, wipe: storage.wipe ?? false }, sudo);
-            planned.push({
-                name: `${storage.name}-${node}-disks`,
-                node,
-                create: apply,
-                update: apply,
-                delete: lvmReleaseCommand({ vg }, sudo),
-            });
-        }
-    }
-    return planned;
+    const plan = await planJson(stackYaml);
+    return plan.resources
+        .filter((r) => r.type === "command:remote:Command")
+        .map((r) => {
+            const storage = r.parent.slice(r.parent.lastIndexOf("::") + 2);
+            const prefix = `${storage}-`;
+            const suffix = "-disks";
+            if (!r.name.startsWith(prefix) || !r.name.endsWith(suffix)) {
+                throw new Error(`planned ${r.name}: not named <storage>-<node>-disks under ${r.parent}`);
+            }
+            return {
+                name: r.name,
+                storage,
+                node: r.name.slice(prefix.length, -suffix.length),
+                create: commandInput(r.name, r.inputs, "create"),
+                update: commandInput(r.name, r.inputs, "update"),
+                delete: commandInput(r.name, r.inputs, "delete"),
+            };
+        });
 }

@@ -14,18 +14,26 @@ let a: string;
 let b: string;
 let c: string;
 const suffix = randomBytes(3).toString("hex");
+/** Storage without wipe; its VG is what most tests reconcile. */
 const storage = `nodetest-${suffix}`;
 const vg = `zcloud-${storage}`;
+/** Storage with `wipe: true`, for the refusals that wipe must not lift. */
+const wipeStorage = `nodetestwipe-${suffix}`;
+const wipeVg = `zcloud-${wipeStorage}`;
+const missing = `/dev/zcloud-nodetest-missing-${suffix}`;
+const wwnName = `wwn-0xzcloudtest${suffix}`;
+const ataName = `ata-ZCLOUD_TEST_${suffix}`;
+const scsiName = `scsi-ZCLOUD_TEST_${suffix}`;
+/** Node name -> planned disk command. */
+let planned: Map<string, PlannedNodeCommand>;
 
-before(async () => {
-    h = await startNodeHarness({ loops: 3 });
-    [a, b, c] = h.loops;
-});
-after(() => h?.close());
-beforeEach(() => h.reset());
-
-/** A stack file with one lvm storage on node1 (this host over the test sshd). */
-function stackYaml(devices: string[], wipe = false): string {
+/**
+ * One stack file plans every device list the tests need: each list is its own "node" (all of
+ * them this host, over the test sshd), and all nodes of a storage share its VG, so running node
+ * X's command reconciles the VG to X's device list. One plan run for the whole file.
+ */
+function stackYaml(hosts: Record<string, string[]>, wipeHosts: Record<string, string[]>): string {
+    const hostLines = (m: Record<string, string[]>) => Object.entries(m).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`);
     return [
         "config:",
         "  zcloud-storage:ssh:",
@@ -33,33 +41,58 @@ function stackYaml(devices: string[], wipe = false): string {
         `    port: ${h.port}`,
         "    privateKey: { secure: v1:nodetest }",
         "  zcloud-storage:nodes:",
-        "    node1: { address: 127.0.0.1 }",
+        ...[...Object.keys(hosts), ...Object.keys(wipeHosts)].map((n) => `    ${n}: { address: 127.0.0.1 }`),
         "  zcloud-storage:lvm:",
         `    - name: ${storage}`,
         "      hosts:",
-        `        node1: [${devices.join(", ")}]`,
-        `      wipe: ${wipe}`,
+        ...hostLines(hosts),
+        "      wipe: false",
+        `    - name: ${wipeStorage}`,
+        "      hosts:",
+        ...hostLines(wipeHosts),
+        "      wipe: true",
         "",
     ].join("\n");
 }
 
-async function planned(devices: string[], wipe = false): Promise<PlannedNodeCommand> {
-    const cmds = await plannedNodeCommands(stackYaml(devices, wipe));
-    assert.equal(cmds.length, 1);
-    assert.equal(cmds[0].name, `${storage}-node1-disks`);
-    assert.equal(cmds[0].node, "node1");
-    return cmds[0];
+before(async () => {
+    h = await startNodeHarness({ loops: 3 });
+    [a, b, c] = h.loops;
+    const byId = (n: string) => `/dev/disk/by-id/${n}`;
+    const hosts = {
+        "n-a": [a],
+        "n-ab": [a, b],
+        "n-b": [b],
+        "n-c": [c],
+        "n-abc": [a, b, c],
+        "n-dup": [a, byId(wwnName)],
+        "n-byid": [byId(ataName), b, c],
+        "n-missing": [missing],
+    };
+    const wipeHosts = { "w-b": [b] };
+    const cmds = await plannedNodeCommands(stackYaml(hosts, wipeHosts));
+    planned = new Map(cmds.map((cmd) => [cmd.node, cmd]));
+    for (const [node, st] of [...Object.keys(hosts).map((n) => [n, storage]), ...Object.keys(wipeHosts).map((n) => [n, wipeStorage])]) {
+        const cmd = planned.get(node);
+        assert.ok(cmd, `no planned disk command for node ${node}`);
+        assert.equal(cmd.name, `${st}-${node}-disks`);
+        assert.equal(cmd.storage, st);
+        assert.equal(cmd.update, cmd.create);
+    }
+});
+after(() => h?.close());
+beforeEach(() => h.reset());
+
+/** Runs the planned update of a node: reconciles that storage's VG to the node's device list. */
+async function apply(node: string): Promise<RunResult> {
+    return h.run(planned.get(node)!.update);
 }
 
-async function apply(devices: string[], wipe = false): Promise<RunResult> {
-    return h.run((await planned(devices, wipe)).update);
-}
-
+/** Runs the planned delete of the no-wipe storage. */
 async function release(): Promise<RunResult> {
-    return h.run((await planned([a])).delete);
+    return h.run(planned.get("n-a")!.delete);
 }
 
-/** Success: exit 0 and a quiet stderr (LVM's own chatter is kept off: one line per decision). */
 function ok(r: RunResult): void {
     assert.equal(r.code, 0, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
     assert.equal(r.stderr, "");
@@ -117,7 +150,7 @@ test("harness: root over the test sshd, stdin reaches the remote command, one st
 });
 
 test("apply on a clean device creates the PV and the VG", async () => {
-    const r = await apply([a]);
+    const r = await apply("n-a");
     ok(r);
     assert.deepEqual(zcloudLines(r.stdout), [...noById(a), `zcloud: VG ${vg}: created with ${a}`]);
     assert.deepEqual(pvs(), { [a]: vg });
@@ -125,10 +158,10 @@ test("apply on a clean device creates the PV and the VG", async () => {
 });
 
 test("re-running apply prints no-change decisions and changes nothing", async () => {
-    ok(await apply([a]));
+    ok(await apply("n-a"));
     const before = { pvs: pvs(), seq: seqno() };
     for (let i = 0; i < 2; i++) {
-        const r = await apply([a]);
+        const r = await apply("n-a");
         ok(r);
         assert.deepEqual(zcloudLines(r.stdout), [...noById(a), `zcloud: ${a}: in VG ${vg}, no change`, `zcloud: VG ${vg}: no change`]);
     }
@@ -137,9 +170,9 @@ test("re-running apply prints no-change decisions and changes nothing", async ()
 });
 
 test("adding a device extends the VG", async () => {
-    ok(await apply([a]));
+    ok(await apply("n-a"));
     const seq = seqno();
-    const r = await apply([a, b]);
+    const r = await apply("n-ab");
     ok(r);
     assert.deepEqual(zcloudLines(r.stdout), [
         ...noById(a),
@@ -152,8 +185,8 @@ test("adding a device extends the VG", async () => {
 });
 
 test("removing a device reduces the VG and wipes the device", async () => {
-    ok(await apply([a, b]));
-    const r = await apply([b]);
+    ok(await apply("n-ab"));
+    const r = await apply("n-b");
     ok(r);
     assert.deepEqual(zcloudLines(r.stdout), [
         ...noById(b),
@@ -165,10 +198,10 @@ test("removing a device reduces the VG and wipes the device", async () => {
 });
 
 test("removing a device that holds extents is refused and changes nothing", async () => {
-    ok(await apply([a, b]));
+    ok(await apply("n-ab"));
     makeLv("lv1", a);
     const seq = seqno();
-    const r = await apply([b]);
+    const r = await apply("n-b");
     refused(r, `zcloud: ${a}: refused: is no longer listed but holds allocated extents of VG ${vg} (8388608 bytes); move or remove its LVs first`);
     assert.deepEqual(pvs(), { [a]: vg, [b]: vg });
     assert.equal(seqno(), seq);
@@ -177,21 +210,21 @@ test("removing a device that holds extents is refused and changes nothing", asyn
 
 test("a device with a filesystem signature is refused and left untouched unless wipe", async () => {
     h.local("mkfs.ext4", ["-q", "-F", b]);
-    const r = await apply([b]);
+    const r = await apply("n-b");
     refused(r, `zcloud: ${b}: refused: carries signatures (ext4); set wipe: true to allow wiping them`);
     assert.equal(signatures(b), "ext4");
     assert.deepEqual(pvs(), {});
 
-    const w = await apply([b], true);
+    const w = await apply("w-b");
     ok(w);
-    assert.deepEqual(zcloudLines(w.stdout), [...noById(b), `zcloud: ${b}: wiped signatures (ext4)`, `zcloud: VG ${vg}: created with ${b}`]);
-    assert.deepEqual(pvs(), { [b]: vg });
+    assert.deepEqual(zcloudLines(w.stdout), [...noById(b), `zcloud: ${b}: wiped signatures (ext4)`, `zcloud: VG ${wipeVg}: created with ${b}`]);
+    assert.deepEqual(pvs(), { [b]: wipeVg });
     assert.equal(signatures(b), "LVM2_member");
 });
 
 test("a mounted device is refused even with wipe", async () => {
     const at = h.mountExt4(b);
-    const r = await apply([b], true);
+    const r = await apply("w-b");
     refused(r, `zcloud: ${b}: refused: ${b} is mounted at ${at}`);
     assert.equal(signatures(b), "ext4");
     assert.deepEqual(pvs(), {});
@@ -201,7 +234,7 @@ test("a mounted device is refused even with wipe", async () => {
 test("a device with a mounted partition is refused even with wipe", async () => {
     const [p1] = h.partition(b);
     const at = h.mountExt4(p1);
-    const r = await apply([b], true);
+    const r = await apply("w-b");
     refused(r, `zcloud: ${b}: refused: ${p1} is mounted at ${at}`);
     assert.equal(signatures(b), "gpt,gpt,PMBR");
     assert.equal(signatures(p1), "ext4");
@@ -211,7 +244,7 @@ test("a device with a mounted partition is refused even with wipe", async () => 
 test("a device with a partition that is an LVM PV is refused even with wipe", async () => {
     const [, p2] = h.partition(b);
     h.local("pvcreate", ["-q", p2]);
-    const r = await apply([b], true);
+    const r = await apply("w-b");
     refused(r, `zcloud: ${b}: refused: partition ${p2} is an LVM PV`);
     assert.deepEqual(pvs(), { [p2]: "" });
     assert.equal(signatures(b), "gpt,gpt,PMBR");
@@ -219,14 +252,14 @@ test("a device with a partition that is an LVM PV is refused even with wipe", as
 
 test("a partition table alone is a signature: refused unless wipe", async () => {
     h.partition(b);
-    refused(await apply([b]), `zcloud: ${b}: refused: carries signatures (gpt,gpt,PMBR); set wipe: true to allow wiping them`);
+    refused(await apply("n-b"), `zcloud: ${b}: refused: carries signatures (gpt,gpt,PMBR); set wipe: true to allow wiping them`);
     assert.deepEqual(pvs(), {});
 });
 
 test("a PV of another VG is refused even with wipe", async () => {
     const other = `other-${suffix}`;
     h.local("vgcreate", ["-q", other, b]);
-    const r = await apply([b], true);
+    const r = await apply("w-b");
     refused(r, `zcloud: ${b}: refused: is a PV of another VG (${other})`);
     assert.deepEqual(pvs(), { [b]: other });
 });
@@ -234,49 +267,48 @@ test("a PV of another VG is refused even with wipe", async () => {
 test("a Ceph OSD (bluestore label) is refused even with wipe", async () => {
     h.local("sh", ["-c", `printf 'bluestore block device\\n' | dd of=${b} conv=notrunc status=none`]);
     assert.equal(signatures(b), "ceph_bluestore");
-    const r = await apply([b], true);
+    const r = await apply("w-b");
     refused(r, `zcloud: ${b}: refused: is a Ceph OSD (bluestore label)`);
     assert.equal(signatures(b), "ceph_bluestore");
     assert.deepEqual(pvs(), {});
 });
 
 test("a missing path is refused", async () => {
-    const missing = `/dev/zcloud-nodetest-missing-${suffix}`;
-    const r = await apply([missing]);
+    const r = await apply("n-missing");
     refused(r, `zcloud: ${missing}: refused: does not exist`);
     assert.ok(!vgExists(vg));
 });
 
 test("a run whose second device fails changes nothing", async () => {
     h.local("vgcreate", ["-q", `other-${suffix}`, b]);
-    const r = await apply([a, b, c]);
+    const r = await apply("n-abc");
     refused(r, `zcloud: ${b}: refused: is a PV of another VG (other-${suffix})`);
     assert.equal(signatures(a), "");
     assert.equal(signatures(c), "");
     assert.ok(!vgExists(vg));
 
     // the same with the VG in place: the first (new) device is not added either
-    ok(await apply([c]));
+    ok(await apply("n-c"));
     const seq = seqno();
-    refused(await apply([a, b, c]), `zcloud: ${b}: refused: is a PV of another VG (other-${suffix})`);
+    refused(await apply("n-abc"), `zcloud: ${b}: refused: is a PV of another VG (other-${suffix})`);
     assert.equal(seqno(), seq);
     assert.equal(signatures(a), "");
     assert.deepEqual(pvs(), { [b]: `other-${suffix}`, [c]: vg });
 });
 
 test("the same device listed twice (path and by-id link) is refused", async () => {
-    const link = h.byIdLink(`wwn-0xzcloudtest${suffix}`, a);
-    const r = await apply([a, link]);
+    const link = h.byIdLink(wwnName, a);
+    const r = await apply("n-dup");
     refused(r, `zcloud: ${link}: refused: listed twice (as ${a})`);
     assert.deepEqual(pvs(), {});
 });
 
 test("devices are reported by stable /dev/disk/by-id names, wwn- first", async () => {
-    const ata = h.byIdLink(`ata-ZCLOUD_TEST_${suffix}`, a);
-    const wwn = h.byIdLink(`wwn-0xzcloudtest${suffix}`, a);
+    const ata = h.byIdLink(ataName, a);
+    const wwn = h.byIdLink(wwnName, a);
     h.byIdLink(`lvm-pv-uuid-zcloudtest${suffix}`, b);
-    const scsi = h.byIdLink(`scsi-ZCLOUD_TEST_${suffix}`, c);
-    const r = await apply([ata, b, c]);
+    const scsi = h.byIdLink(scsiName, c);
+    const r = await apply("n-byid");
     ok(r);
     assert.deepEqual(zcloudLines(r.stdout), [
         `zcloud-device: ${ata} ${wwn}`,
@@ -288,7 +320,7 @@ test("devices are reported by stable /dev/disk/by-id names, wwn- first", async (
 });
 
 test("release refuses while an LV exists and leaves the VG intact", async () => {
-    ok(await apply([a, b]));
+    ok(await apply("n-ab"));
     makeLv("lv1");
     const seq = seqno();
     const r = await release();
@@ -299,7 +331,7 @@ test("release refuses while an LV exists and leaves the VG intact", async () => 
 });
 
 test("release after the LV is gone removes the VG and wipes its PVs; releasing again is a no-op", async () => {
-    ok(await apply([a, b]));
+    ok(await apply("n-ab"));
     makeLv("lv1");
     h.local("lvremove", ["-q", "-y", `${vg}/lv1`]);
     const r = await release();
