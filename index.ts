@@ -10,3 +10,6 @@ export const storageClasses = deployed.storageClasses;
 export const lvm = Object.fromEntries(
     deployed.lvm.map((s, i) => [model.lvm[i].name, { volumeGroup: s.volumeGroup, nodes: s.nodes, devices: s.devices }]),
 );
+export const nfs = Object.fromEntries(
+    deployed.nfs.map((s, i) => [model.nfs[i].name, { storageClassName: s.storageClassName, server: s.server, path: s.path }]),
+);

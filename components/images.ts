@@ -5,6 +5,12 @@
 export const images = {
     /** TopoLVM with its CSI sidecars (provisioner, resizer, snapshotter, registrar, liveness) built in. */
     topolvm: "ghcr.io/topolvm/topolvm-with-sidecar:0.41.0",
+    /** csi-driver-nfs v4.13.5 and the sidecar versions that release ships with (its chart values and deploy/v4.13.5 manifests). */
+    nfsPlugin: "registry.k8s.io/sig-storage/nfsplugin:v4.13.5",
+    nfsProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",
+    nfsResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
+    nfsLivenessProbe: "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
+    nfsNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
 } as const;
 
 export type ImageName = keyof typeof images;

@@ -4,6 +4,7 @@
  *     import { TopolvmDriver, LvmStorage } from "zcloud-storage/components";
  */
 export * from "./lvm";
+export * from "./nfs";
 export { SshSettings, NodeAddress } from "./node/nodeCommand";
 export { storageNamespace } from "./k8s/namespace";
 export { imageRef, images } from "./images";

@@ -3,6 +3,8 @@ import { StackModel } from "./config/model";
 import { storageNamespace } from "./k8s/namespace";
 import { LvmStorage } from "./lvm/lvmStorage";
 import { TopolvmDriver } from "./lvm/topolvm";
+import { CsiDriverNfs } from "./nfs/csiDriverNfs";
+import { NfsStorage } from "./nfs/nfsStorage";
 import { SshSettings } from "./node/nodeCommand";
 
 export interface DeployedStorages {
@@ -10,6 +12,7 @@ export interface DeployedStorages {
     /** Storage name -> StorageClass name. */
     storageClasses: Record<string, pulumi.Output<string>>;
     lvm: LvmStorage[];
+    nfs: NfsStorage[];
 }
 
 function sshSettings(model: StackModel): SshSettings | undefined {
@@ -63,5 +66,20 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         lvm.forEach((s, i) => (storageClasses[model.lvm[i].name] = s.storageClassName));
     }
 
-    return { namespace: namespace.metadata.name, storageClasses, lvm };
+    // One shared csi-driver-nfs for all NFS storages; no per-storage daemons, no node changes.
+    let nfs: NfsStorage[] = [];
+    if (model.nfs.length > 0) {
+        const driver = new CsiDriverNfs("csi-driver-nfs", { namespace: namespace.metadata.name, imageRegistry: model.imageRegistry }, opts);
+        nfs = model.nfs.map(
+            (s) =>
+                new NfsStorage(
+                    s.name,
+                    { server: s.server, path: s.path, onDelete: s.onDelete, mountOptions: s.mountOptions, isDefault: s.default, driver },
+                    opts,
+                ),
+        );
+        nfs.forEach((s, i) => (storageClasses[model.nfs[i].name] = s.storageClassName));
+    }
+
+    return { namespace: namespace.metadata.name, storageClasses, lvm, nfs };
 }

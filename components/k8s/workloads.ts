@@ -102,7 +102,7 @@ export function nodeDaemonSet(name: string, a: WorkloadArgs, opts: pulumi.Custom
 /** A controller with leader election: two replicas on different nodes where possible. */
 export function controllerDeployment(
     name: string,
-    a: WorkloadArgs & { replicas?: number },
+    a: WorkloadArgs & { replicas?: number; strategy?: k8s.types.input.apps.v1.DeploymentStrategy },
     opts: pulumi.CustomResourceOptions,
 ): k8s.apps.v1.Deployment {
     return new k8s.apps.v1.Deployment(
@@ -111,6 +111,7 @@ export function controllerDeployment(
             metadata: { name, namespace: a.namespace, labels: a.labels },
             spec: {
                 replicas: a.replicas ?? 2,
+                ...(a.strategy ? { strategy: a.strategy } : {}),
                 selector: { matchLabels: a.labels },
                 template: podTemplate(a, {
                     priorityClassName: "system-cluster-critical",
