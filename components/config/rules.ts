@@ -209,6 +209,14 @@ export const nfsMountOptions: Rule = (c) =>
         }),
     );
 
+/** csi-driver-nfs joins server, path and directory with `#` in each volume's ID. */
+export const nfsPathChars: Rule = (c) =>
+    c.nfs.flatMap((s, i) =>
+        s.path.includes("#")
+            ? [{ path: `nfs[${i}].path`, message: `"#" cannot appear in an NFS path: csi-driver-nfs separates server, path and directory with # in volume IDs` }]
+            : [],
+    );
+
 export const allRules: readonly Rule[] = [
     uniqueStorageNames,
     singleDefault,
@@ -220,6 +228,7 @@ export const allRules: readonly Rule[] = [
     cephReplicas,
     chapPairs,
     nfsMountOptions,
+    nfsPathChars,
 ];
 
 /** Advice that does not stop a run. */
