@@ -190,33 +190,6 @@ export const chapPairs: Rule = (c) =>
         ];
     });
 
-export const nfsMountOptions: Rule = (c) =>
-    c.nfs.flatMap((s, i) =>
-        s.mountOptions.flatMap((option, j) => {
-            const path = `nfs[${i}].mountOptions[${j}]`;
-            const m = /^([a-z_]+)(?:=([^\s,=]+))?$/.exec(option);
-            if (!m) {
-                return [{ path, message: `"${option}" is not a mount option: write one option per item as name or name=value, without spaces or commas` }];
-            }
-            const [, name, value] = m;
-            if (!f.knownNfsMountOptions.has(name)) {
-                return [{ path, message: `unknown NFS mount option "${name}"${didYouMean(name, [...f.knownNfsMountOptions])}` }];
-            }
-            if ((name === "nfsvers" || name === "vers") && (value === undefined || !f.nfsVersions.has(value))) {
-                return [{ path, message: `${name} must be one of ${[...f.nfsVersions].join(", ")}` }];
-            }
-            return [];
-        }),
-    );
-
-/** csi-driver-nfs joins server, path and directory with `#` in each volume's ID. */
-export const nfsPathChars: Rule = (c) =>
-    c.nfs.flatMap((s, i) =>
-        s.path.includes("#")
-            ? [{ path: `nfs[${i}].path`, message: `"#" cannot appear in an NFS path: csi-driver-nfs separates server, path and directory with # in volume IDs` }]
-            : [],
-    );
-
 export const allRules: readonly Rule[] = [
     uniqueStorageNames,
     singleDefault,
@@ -227,8 +200,6 @@ export const allRules: readonly Rule[] = [
     nodeExclusive,
     cephReplicas,
     chapPairs,
-    nfsMountOptions,
-    nfsPathChars,
 ];
 
 /** Advice that does not stop a run. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import * as f from "./formats";
 import { defaultNamespace } from "./model";
+import { didYouMean } from "./suggest";
 
 /**
  * The shape of every key of the stack config, with defaults and one message per rule.
@@ -127,17 +128,65 @@ export const iscsiSchema = z.strictObject({
     wipe,
 });
 
+/** What is wrong with one NFS mount option, or undefined when it is fine. */
+export function nfsMountOptionProblem(option: string): string | undefined {
+    const m = /^([a-z_]+)(?:=([^\s,=]+))?$/.exec(option);
+    if (!m) {
+        return `"${option}" is not a mount option: write one option per item as name or name=value, without spaces or commas`;
+    }
+    const [, name, value] = m;
+    if (!f.knownNfsMountOptions.has(name)) {
+        return `unknown NFS mount option "${name}"${didYouMean(name, [...f.knownNfsMountOptions])}`;
+    }
+    if ((name === "nfsvers" || name === "vers") && (value === undefined || !f.nfsVersions.has(value))) {
+        return `${name} must be one of ${[...f.nfsVersions].join(", ")}`;
+    }
+    return undefined;
+}
+
+/** What is wrong with an NFS server address, or undefined when it is fine. */
+export function nfsServerProblem(server: string): string | undefined {
+    if (f.isAddress(server)) {
+        return undefined;
+    }
+    const bracketed = /^\[(.*)\]$/.exec(server);
+    if (bracketed && f.isAddress(bracketed[1])) {
+        return `write the IPv6 address without brackets: ${bracketed[1]}`;
+    }
+    return "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.60";
+}
+
+/** What is wrong with an export path, or undefined when it is fine. */
+export function nfsPathProblem(path: string): string | undefined {
+    if (!f.isAbsolutePath(path)) {
+        return "must be an absolute path on the server, e.g. /exports/k8s";
+    }
+    if (path.includes("#")) {
+        return '"#" cannot appear in an NFS path: csi-driver-nfs separates server, path and directory with # in volume IDs';
+    }
+    return undefined;
+}
+
+/** A string checked by a function that words its own problem. */
+const described = (problem: (v: string) => string | undefined) =>
+    z.string().superRefine((v, ctx) => {
+        const message = problem(v);
+        if (message !== undefined) {
+            ctx.addIssue({ code: "custom", message });
+        }
+    });
+
 export const nfsSchema = z.strictObject({
     name: storageName,
     default: isDefault,
-    server: address,
-    path: check(f.isAbsolutePath, "must be an absolute path on the server, e.g. /exports/k8s"),
+    server: described(nfsServerProblem),
+    path: described(nfsPathProblem),
     onDelete: z
         .enum(["delete", "retain", "archive"], {
             message: "must be one of delete, retain, archive (archive keeps the data in an archived- directory)",
         })
         .default("archive"),
-    mountOptions: z.array(z.string()).default([]),
+    mountOptions: z.array(described(nfsMountOptionProblem)).default([]),
 });
 
 export const stackSchema = z.strictObject({
