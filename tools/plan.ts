@@ -99,7 +99,9 @@ async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     const target = loadStackFile(opts.target);
     const base = opts.diff ? loadStackFile(opts.diff) : undefined;
-    const [run, baseRun] = await Promise.all([planConfig(target.config), base ? planConfig(base.config) : undefined]);
+    // Both sides plan as the same stack, so URNs match and only real changes show.
+    const baseConfig = base && { ...base.config, stack: target.config.stack };
+    const [run, baseRun] = await Promise.all([planConfig(target.config), baseConfig ? planConfig(baseConfig) : undefined]);
     failOnError(run, path.relative(process.cwd(), target.file));
     if (base && baseRun) {
         failOnError(baseRun, path.relative(process.cwd(), base.file));

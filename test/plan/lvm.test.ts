@@ -70,7 +70,7 @@ describe("LVM graph", () => {
                 name: node,
                 labels: { "storage.zcloud.io/lvm": storage },
                 annotations: {
-                    "storage.zcloud.io/lvm-devices": (twoTiers.lvm.find((s) => s.name === storage)!.hosts as Record<string, string[]>)[node].join(","),
+                    "storage.zcloud.io/lvm-devices": (twoTiers.lvm.find((s) => s.name === storage)!.hosts as unknown as Record<string, string[]>)[node].join(","),
                     "pulumi.com/patchFieldManager": `zcloud-${storage}`,
                 },
             });

@@ -10,6 +10,8 @@ export interface Change {
     fields: string[];
     /** The fields that force the replacement. */
     replaceBecause: string[];
+    /** The resource as planned before, for updates and replacements. */
+    before?: PlannedResource;
 }
 
 /** Inputs Kubernetes cannot change in place: the provider replaces the object. */
@@ -62,7 +64,7 @@ export function diffPlans(before: PlannedResource[], after: PlannedResource[]): 
             continue;
         }
         const replaceBecause = replaceReasons(r, fields);
-        changes.push({ kind: replaceBecause.length ? "replace" : "update", resource: r, fields, replaceBecause });
+        changes.push({ kind: replaceBecause.length ? "replace" : "update", resource: r, fields, replaceBecause, before: prev });
     }
     for (const r of old.values()) {
         changes.push({ kind: "delete", resource: r, fields: [], replaceBecause: [] });

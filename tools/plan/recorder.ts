@@ -22,27 +22,22 @@ export function redact(value: unknown): unknown {
     return value === unknownValue ? "[unknown]" : value;
 }
 
-const sensitiveKey = /key|password|secret|token|keyring/i;
-const publicKeys = new Set(["hostKey"]);
-
 /**
- * What a CrossGuard policy sees: secret objects opened (a remote command's whole connection is
- * secret, yet `connection.hostKey` must be checkable), with sensitive leaves still redacted.
+ * What a CrossGuard policy sees: values as they are, secret objects opened (a remote command's
+ * whole connection is secret, yet `connection.hostKey` must be checkable); only values that are
+ * secrets themselves stay "[secret]". Offline, secure config values are placeholders anyway.
  */
-export function redactForPolicy(value: unknown, key = ""): unknown {
+export function redactForPolicy(value: unknown): unknown {
     if (Array.isArray(value)) {
-        return value.map((v) => redactForPolicy(v, key));
+        return value.map(redactForPolicy);
     }
     if (value && typeof value === "object") {
         const obj = value as Record<string, unknown>;
         if (obj[sigKey] === secretSig) {
             const inner = obj.value;
-            return inner && typeof inner === "object" ? redactForPolicy(inner, key) : secretMarker;
+            return inner && typeof inner === "object" && !Array.isArray(inner) ? redactForPolicy(inner) : secretMarker;
         }
-        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redactForPolicy(v, k)]));
-    }
-    if (typeof value === "string" && sensitiveKey.test(key) && !publicKeys.has(key)) {
-        return secretMarker;
+        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redactForPolicy(v)]));
     }
     return value === unknownValue ? "[unknown]" : value;
 }

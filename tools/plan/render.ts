@@ -1,6 +1,7 @@
 import { Change } from "./diff";
 import { describe, nodeOf, urnName } from "./describe";
 import { PlannedResource } from "./model";
+import { changeNotes } from "./notes";
 
 const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
 
@@ -66,7 +67,8 @@ export function renderChanges(changes: Change[]): string {
                 : c.kind === "update"
                   ? `: ${c.fields.join(", ")} changed`
                   : "";
-        return `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
+        const line = `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
+        return [line, ...changeNotes(c).map((n) => `${" ".repeat(26)}note: ${n}`)].join("\n");
     });
     const counts = order
         .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)

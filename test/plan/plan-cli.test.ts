@@ -1,0 +1,125 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import * as yaml from "js-yaml";
+
+/** `npm run plan` as a PR check runs it: a child process, its output and exit code. */
+function plan(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+        execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+            resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+        });
+    });
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-plan-"));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function stackFile(name: string, lvmHosts: Record<string, string[]>, extra: Record<string, unknown> = {}): string {
+    const file = path.join(dir, `Pulumi.${name}.yaml`);
+    const config = {
+        "zcloud-storage:ssh": { privateKey: { secure: "v1:abc" }, hostKeys: { node1: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA1", node2: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA2", node3: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA3" } },
+        "zcloud-storage:nodes": { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" }, node3: { address: "10.0.0.13" } },
+        "zcloud-storage:lvm": [{ name: "local-fast", default: true, hosts: lvmHosts }],
+        ...extra,
+    };
+    fs.writeFileSync(file, yaml.dump({ config }));
+    return file;
+}
+
+const disk = (n: number) => `/dev/disk/by-id/wwn-0x500${n}`;
+const twoNodes = stackFile("two", { node1: [disk(1)], node2: [disk(2)] });
+const threeNodes = stackFile("three", { node1: [disk(1)], node2: [disk(2)], node3: [disk(3)] });
+const node2Grows = stackFile("grow", { node1: [disk(1)], node2: [disk(2), disk(4)] });
+
+describe("npm run plan", () => {
+    test("adding node3 to local-fast creates exactly its disk command and label", async () => {
+        const r = await plan(threeNodes, "--diff", twoNodes);
+        assert.equal(r.code, 0, r.stderr);
+        const changes = r.stdout.split("\n").filter((l) => /^(\+|~|-|\+-) /.test(l));
+        assert.deepEqual(changes, [
+            `+  create                 local-fast-node3-disks  local-fast prepare node3 [${disk(3)}]`,
+            "+  create                 local-fast-node3-label  label node node3 storage.zcloud.io/lvm=local-fast",
+        ]);
+        assert.match(r.stdout, /^2 to create$/m);
+    });
+
+    test("removing node3 deletes its label and its disk command only", async () => {
+        const r = await plan(twoNodes, "--diff", threeNodes);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /^- +delete +local-fast-node3-disks /m);
+        assert.match(r.stdout, /^- +delete +local-fast-node3-label /m);
+        assert.match(r.stdout, /^2 to delete$/m);
+    });
+
+    test("adding a device updates that node's command in place", async () => {
+        const r = await plan(node2Grows, "--diff", twoNodes);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[.*\]: create, update changed$/m);
+        assert.match(r.stdout, /^~  update +local-fast-node2-label .*: metadata\.annotations\.storage\.zcloud\.io\/lvm-devices changed$/m);
+        assert.match(r.stdout, /^2 to update$/m);
+    });
+
+    test("--json prints resources with urn, type, name, parent, dependencies, inputs, and violations", async () => {
+        const r = await plan(twoNodes, "--json");
+        assert.equal(r.code, 0, r.stderr);
+        const out = JSON.parse(r.stdout);
+        assert.deepEqual(Object.keys(out).sort(), ["resources", "violations"]);
+        assert.deepEqual(out.violations, []);
+        for (const res of out.resources) {
+            assert.deepEqual(Object.keys(res).sort(), ["dependencies", "inputs", "name", "parent", "type", "urn"]);
+        }
+        const label = out.resources.find((x: any) => x.name === "local-fast-node1-label");
+        const disks = out.resources.find((x: any) => x.name === "local-fast-node1-disks");
+        assert.deepEqual(label.dependencies, [disks.urn]);
+        assert.equal(disks.inputs.connection, "[secret]");
+    });
+
+    test("--out writes manifests and the node commands", async () => {
+        const out = path.join(dir, "out");
+        const r = await plan(twoNodes, "--out", out);
+        assert.equal(r.code, 0, r.stderr);
+        const manifests = fs.readdirSync(path.join(out, "manifests"));
+        assert.ok(manifests.some((f) => f.endsWith("-local-fast-storageclass.yaml")));
+        const sc = yaml.load(fs.readFileSync(path.join(out, "manifests", manifests.find((f) => f.endsWith("-local-fast-storageclass.yaml"))!), "utf8")) as any;
+        assert.equal(sc.kind, "StorageClass");
+        assert.equal(sc.apiVersion, "storage.k8s.io/v1");
+        const commands = fs.readdirSync(path.join(out, "node-commands")).sort();
+        assert.deepEqual(commands, [
+            "local-fast-node1-disks.create.sh", "local-fast-node1-disks.delete.sh", "local-fast-node1-disks.update.sh",
+            "local-fast-node2-disks.create.sh", "local-fast-node2-disks.delete.sh", "local-fast-node2-disks.update.sh",
+        ]);
+    });
+
+    test("config errors exit 1 listing every error; nothing planned", async () => {
+        const bad = stackFile("bad", { node1: [disk(1)], node9: [disk(9)] }, {
+            "zcloud-storage:nfs": [{ name: "nfs", server: "nfs.local", path: "rel" }],
+            "zcloud-storage:lvmm": [],
+        });
+        const r = await plan(bad);
+        assert.equal(r.code, 1);
+        assert.equal(r.stdout, "");
+        assert.equal(
+            r.stderr.slice(r.stderr.indexOf(": ") + 2),
+            [
+                "zcloud-storage config has 3 errors; nothing was changed:",
+                '  - lvmm: unknown key; did you mean "lvm"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs)',
+                "  - nfs[0].path: must be an absolute path on the server, e.g. /exports/k8s",
+                '  - lvm[0].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address',
+                "",
+            ].join("\n"),
+        );
+    });
+
+    test("usage errors exit 2", async () => {
+        const none = await plan();
+        assert.equal(none.code, 2);
+        assert.match(none.stderr, /give a stack name or stack file/);
+        const missing = await plan("no-such-stack");
+        assert.equal(missing.code, 2);
+        assert.match(missing.stderr, /no stack "no-such-stack": give a stack name \(.*dev.*\) or the path of a stack file/);
+    });
+});

@@ -1,0 +1,33 @@
+import { nfsDriverName } from "../../components/nfs/parameters";
+import type { Change } from "./diff";
+
+/**
+ * Plain-language notes under a change in the diff, for changes whose effect the resource line
+ * alone does not tell (what happens to data that already exists).
+ */
+export function changeNotes(c: Change): string[] {
+    return [...nfsStorageClassNotes(c)];
+}
+
+type Params = Record<string, string | undefined>;
+
+/** An NFS StorageClass replaced for a new server or path: existing volumes do not move. */
+function nfsStorageClassNotes(c: Change): string[] {
+    const after = c.resource.inputs as { provisioner?: string; parameters?: Params; metadata?: { name?: string } };
+    if (c.kind !== "replace" || !c.resource.type.endsWith(":StorageClass") || after.provisioner !== nfsDriverName || !c.before) {
+        return [];
+    }
+    const before = (c.before.inputs as { parameters?: Params }).parameters ?? {};
+    const now = after.parameters ?? {};
+    const where = (p: Params) => `${p.server?.includes(":") ? `[${p.server}]` : p.server}:${p.share}`;
+    const notes: string[] = [];
+    if (before.server !== now.server || before.share !== now.share) {
+        notes.push(
+            `existing volumes stay where they are: volumes of ${after.metadata?.name} already provisioned keep ${where(before)}; only new claims get directories on ${where(now)}. Nothing is moved or copied.`,
+        );
+    }
+    if (before.onDelete !== now.onDelete) {
+        notes.push(`existing volumes keep onDelete=${before.onDelete}; only new volumes get onDelete=${now.onDelete}.`);
+    }
+    return notes;
+}
