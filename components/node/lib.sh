@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # zcloud node library: logging and device guards (POSIX sh).
 #
 # Shipped concatenated before every node script, so it only defines functions.
