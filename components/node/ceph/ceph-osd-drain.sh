@@ -1,0 +1,156 @@
+#!/bin/sh
+# ceph-osd-drain.sh drain --id <n> [--timeout <s>]
+#   Marks osd.<n> out (once) and waits, bounded, until `ceph osd safe-to-destroy` says its data
+#   lives elsewhere. On timeout it exits 3 with Ceph's reason; the OSD stays out (data keeps
+#   moving) and nothing is destroyed. Re-running continues the wait.
+# ceph-osd-drain.sh purge --id <n> [--timeout <s>]
+#   After the daemon was stopped: waits, bounded, until osd.<n> is down, checks safe-to-destroy
+#   again and runs `ceph osd purge` (osdmap, crush and auth entries). Refuses while unsafe.
+# ceph-osd-drain.sh zap --device <dev>
+#   Erases the bluestore label and signatures of a device whose OSD was purged from this cluster.
+#   Refuses a device of another cluster and one whose OSD still exists in this cluster.
+# ceph-osd-drain.sh remove --id <n> --device <dev> [--timeout <s>]
+#   drain, then purge (the orchestrator stops the daemon meanwhile; purge waits for it), then zap.
+# Runs as client.admin ($ZCLOUD_CEPH_KEYS/admin); zap runs where the device is.
+# Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
+set -eu
+
+# Shipped as `sh -c '<lib.sh + ceph-lib.sh + this>' <name> <args>`; standalone it sources them.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
+command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
+
+dr_usage="ceph-osd-drain.sh drain|purge --id <n> [--timeout <s>] | zap --device <dev> | remove --id <n> --device <dev> [--timeout <s>]"
+
+# dr_osd_state ID: prints "absent", or "<up|down> <in|out>" from the osdmap.
+dr_osd_state() {
+    dr_os_dump=$(zcc_ceph osd dump) || zc_fail "osd.$1" "cannot read the osdmap"
+    dr_os_line=$(printf '%s\n' "$dr_os_dump" | awk -v o="osd.$1" '$1 == o { print $2, $3; exit }')
+    printf '%s\n' "${dr_os_line:-absent}"
+}
+
+# dr_safe ID: true when safe-to-destroy says so; its message is in $zcc_wait_out after a wait.
+dr_safe() {
+    zcc_ceph osd safe-to-destroy "osd.$1" 2>&1
+}
+
+# dr_drain ID: out (once), then the bounded wait for safe-to-destroy.
+dr_drain() {
+    dr_d_state=$(dr_osd_state "$1")
+    case $dr_d_state in
+        absent)
+            zc_log "osd.$1" "not in the cluster; nothing to drain"
+            return 0
+            ;;
+        *" in")
+            zcc_ceph osd out "$1" >/dev/null 2>&1 || zc_fail "osd.$1" "ceph osd out"
+            zc_log "osd.$1" "marked out; its placement groups move to other OSDs"
+            ;;
+        *) zc_log "osd.$1" "already out" ;;
+    esac
+    if ! zcc_wait "osd.$1" "$dr_timeout" "safe-to-destroy (data moved off it)" dr_safe "$1"; then
+        zc_refuse "osd.$1" "not safe to destroy after ${dr_timeout}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ')- it stays out and nothing was destroyed; add capacity or lower replicas, then run drain again"
+        exit "$ZCC_EXIT_TIMEOUT"
+    fi
+    zc_log "osd.$1" "safe to destroy; stop its daemon, then purge"
+}
+
+# dr_is_down ID: true when the OSD is down (or gone).
+dr_is_down() {
+    case $(dr_osd_state "$1") in absent | "down "*) return 0 ;; esac
+    return 1
+}
+
+# dr_purge ID: waits for the daemon to be down, re-checks safety, purges.
+dr_purge() {
+    dr_p_state=$(dr_osd_state "$1")
+    if [ "$dr_p_state" = absent ]; then
+        zc_log "osd.$1" "already purged"
+        return 0
+    fi
+    if ! zcc_wait "osd.$1" "$dr_timeout" "the daemon to be down" dr_is_down "$1"; then
+        zc_refuse "osd.$1" "still up after ${dr_timeout}s; stop its daemon before purging"
+        exit "$ZCC_EXIT_TIMEOUT"
+    fi
+    if ! dr_p_msg=$(dr_safe "$1"); then
+        zc_die "osd.$1" "not safe to destroy: $(printf '%s' "$dr_p_msg" | tr '\n' ' ')- run drain first"
+    fi
+    zcc_ceph osd purge "$1" --yes-i-really-mean-it >/dev/null 2>&1 || zc_fail "osd.$1" "ceph osd purge"
+    zc_log "osd.$1" "purged (osdmap, crush and auth entries removed)"
+}
+
+# dr_label DEV: sets dr_fsid, dr_id, dr_uuid from the bluestore label; 1 when there is none.
+dr_label() {
+    dr_fsid='' dr_id='' dr_uuid=''
+    dr_lb_json=$(ceph-bluestore-tool show-label --dev "$1" 2>/dev/null </dev/null) || return 1
+    dr_fsid=$(printf '%s\n' "$dr_lb_json" | sed -n 's/^[[:space:]]*"ceph_fsid": "\([^"]*\)".*/\1/p' | head -n 1)
+    dr_id=$(printf '%s\n' "$dr_lb_json" | sed -n 's/^[[:space:]]*"whoami": "\([^"]*\)".*/\1/p' | head -n 1)
+    dr_uuid=$(printf '%s\n' "$dr_lb_json" | sed -n 's/^[[:space:]]*"osd_uuid": "\([^"]*\)".*/\1/p' | head -n 1)
+    dr_lb_json=
+    return 0
+}
+
+# dr_zap DEV: only a device whose OSD no longer exists in this cluster.
+dr_zap() {
+    zc_guard_exists "$1" || exit "$ZCC_EXIT_REFUSED"
+    dr_z_dev=$(zc_canonical "$1")
+    zc_guard_block "$1" "$dr_z_dev" || exit "$ZCC_EXIT_REFUSED"
+    zc_guard_not_mounted "$1" "$dr_z_dev" || exit "$ZCC_EXIT_REFUSED"
+    zc_guard_no_holders "$1" "$dr_z_dev" || exit "$ZCC_EXIT_REFUSED"
+    if ! dr_label "$dr_z_dev"; then
+        zc_log "$1" "no bluestore label; nothing to zap"
+        return 0
+    fi
+    dr_z_fsid=$(zcc_fsid)
+    if [ "$dr_fsid" != "$dr_z_fsid" ]; then
+        zc_die "$1" "carries an OSD of another Ceph cluster (fsid $dr_fsid); not zapping it"
+    fi
+    dr_z_state=absent
+    [ -z "$dr_id" ] || dr_z_state=$(dr_osd_state "$dr_id")
+    if [ "$dr_z_state" != absent ]; then
+        zc_die "$1" "osd.$dr_id still exists in this cluster; drain and purge it before zapping"
+    fi
+    dr_z_id=$dr_id
+    dr_z_uuid=$dr_uuid
+    wipefs --all --quiet -- "$dr_z_dev" </dev/null || zc_fail "$1" "wipefs --all"
+    dd if=/dev/zero of="$dr_z_dev" bs=1M count=10 conv=fsync status=none </dev/null ||
+        zc_fail "$1" "zeroing the first 10 MiB"
+    if dr_label "$dr_z_dev"; then
+        zc_fail "$1" "bluestore label still readable after zapping"
+    fi
+    zc_log "$1" "zapped (label of purged osd.$dr_z_id, uuid $dr_z_uuid, erased)"
+}
+
+dr_action=${1:-}
+case $dr_action in drain | purge | zap | remove) shift ;; *) zcc_usage "$dr_usage" ;; esac
+dr_osd=
+dr_dev=
+dr_timeout=600
+while [ $# -gt 0 ]; do
+    case $1 in
+        --id) zcc_need_value "$1" "${2:-}"; dr_osd=$2; shift 2 ;;
+        --device) zcc_need_value "$1" "${2:-}"; dr_dev=$2; shift 2 ;;
+        --timeout) zcc_need_value "$1" "${2:-}"; dr_timeout=$2; shift 2 ;;
+        *) zcc_usage "$dr_usage" ;;
+    esac
+done
+case $dr_timeout in '' | *[!0-9]*) zcc_usage "--timeout must be seconds" ;; esac
+case $dr_action in
+    drain | purge | remove)
+        case $dr_osd in '' | *[!0-9]*) zcc_usage "$dr_usage" ;; esac ;;
+esac
+case $dr_action in
+    zap | remove) [ -n "$dr_dev" ] || zcc_usage "$dr_usage" ;;
+esac
+
+case $dr_action in
+    drain) dr_drain "$dr_osd" ;;
+    purge) dr_purge "$dr_osd" ;;
+    zap) dr_zap "$dr_dev" ;;
+    remove)
+        dr_drain "$dr_osd"
+        dr_purge "$dr_osd"
+        dr_zap "$dr_dev"
+        ;;
+esac
