@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { ConfigValidationError } from "./config/errors";
 import { StackModel } from "./config/model";
 import { storageNamespace } from "./k8s/namespace";
 import { LvmStorage } from "./lvm/lvmStorage";
@@ -38,8 +39,21 @@ function requireSsh(ssh: SshSettings | undefined): SshSettings {
     return ssh;
 }
 
+/** Storage types whose components this version does not have yet: refused, never ignored. */
+const unbuiltTypes = ["cephfs", "iscsi"] as const;
+
+function refuseUnbuiltTypes(model: StackModel): void {
+    const issues = unbuiltTypes
+        .filter((type) => model[type].length > 0)
+        .map((type) => ({ path: type, message: `${type} storages are not supported by this version of zcloud-storage yet; remove the key to plan the other storages` }));
+    if (issues.length > 0) {
+        throw new ConfigValidationError(issues);
+    }
+}
+
 /** Turns a validated model into resources: namespace, shared drivers, one component per storage. */
 export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
+    refuseUnbuiltTypes(model);
     const namespace = storageNamespace(model.namespace, opts);
     const ssh = sshSettings(model);
     const storageClasses: Record<string, pulumi.Output<string>> = {};

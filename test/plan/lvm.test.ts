@@ -205,4 +205,15 @@ describe("LVM config changes", () => {
             },
         ]);
     });
+
+    test("storage types without a component yet are refused, never silently ignored", async () => {
+        const r = await planValues({
+            ...twoTiers,
+            iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", initiators: ["node1"] }],
+        });
+        assert.equal(r.resources.filter((x) => x.custom).length, 0);
+        assert.deepEqual(r.error?.issues, [
+            { path: "iscsi", message: "iscsi storages are not supported by this version of zcloud-storage yet; remove the key to plan the other storages" },
+        ]);
+    });
 });
