@@ -27,6 +27,8 @@ export interface PlanRun {
     /** Set when the program refused to run (config errors). */
     error?: { kind: "config" | "program"; message: string; issues?: Array<{ path: string; message: string }> };
     warnings: string[];
+    /** Measured in the plan process: program run time and peak memory. */
+    stats?: { programMs: number; maxRssMb: number };
 }
 
 export const secretMarker = "[secret]";

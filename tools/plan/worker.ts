@@ -21,8 +21,10 @@ async function run(req: WorkerRequest): Promise<PlanRun> {
         return Promise.resolve();
     };
     try {
+        const start = performance.now();
         const resources = await recordProgram(req.config, () => require(req.program));
-        return { resources, warnings };
+        const stats = { programMs: Math.round(performance.now() - start), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+        return { resources, warnings, stats };
     } catch (e) {
         if (e instanceof ConfigValidationError) {
             return { resources: [], warnings, error: { kind: "config", message: e.message, issues: e.issues } };
