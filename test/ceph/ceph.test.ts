@@ -14,11 +14,6 @@ const FS = "shared-fs";
 /** Health checks this single-host test cluster may show at the end: none. */
 const ALLOWED_HEALTH_CHECKS = new Set<string>();
 
-const missing = missingPrerequisites();
-if (missing.length > 0 && process.env.CI) {
-    throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
-}
-const skip = missing.length > 0 ? `missing ${missing.join(", ")}` : false;
 
 function show(r: RunResult): string {
     return `exit ${r.code}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
@@ -52,7 +47,7 @@ function snapshot(dir: string): string[] {
     return out;
 }
 
-describe("ceph tier: one-host cluster from the node scripts", { skip, timeout: 900_000 }, () => {
+describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000 }, () => {
     let c: CephTestCluster;
     const devices: Record<string, string> = {};
     const timings: [string, number][] = [];
@@ -66,6 +61,11 @@ describe("ceph tier: one-host cluster from the node scripts", { skip, timeout: 9
     let osd0Uuid = "";
 
     before(async () => {
+        // A tier that cannot run fails (it never skips): say what is missing.
+        const missing = missingPrerequisites();
+        if (missing.length > 0) {
+            throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
+        }
         c = await CephTestCluster.start();
         devices.a = c.loop("osd-a", 3072);
         devices.b = c.loop("osd-b", 3072);
@@ -264,7 +264,8 @@ describe("ceph tier: one-host cluster from the node scripts", { skip, timeout: 9
         const r = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8"]);
         assert.equal(r.code, 3, show(r));
         assert.deepEqual(decisions(r.stdout), ["zcloud: osd.1: marked out; its placement groups move to other OSDs", "zcloud: osd.1: waiting up to 8s for safe-to-destroy (data moved off it)"]);
-        assert.match(r.stderr, /zcloud: osd\.1: refused: not safe to destroy after 8s: .*pgs currently mapped.* it stays out and nothing was destroyed/);
+        // Ceph's reason: PGs still mapped to it, or (when the manager's view lags) PGs it still stores
+        assert.match(r.stderr, /zcloud: osd\.1: refused: not safe to destroy after 8s: .*(pgs currently mapped|still reports \d+ placement groups).* it stays out and nothing was destroyed/);
         assert.ok(r.ms < 40_000, `bounded: took ${r.ms} ms`);
 
         const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.b]);

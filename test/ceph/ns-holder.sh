@@ -6,7 +6,7 @@
 # <tmp>/varlog is /var/log/ceph (ceph-volume hard-codes both), prints `ns <pid>` once it is
 # ready, and stays until <watch-pid> exits or <tmp>/stop appears (or SIGTERM/SIGINT). Then it
 # tears everything down, whatever state the test left: every process in that namespace
-# (daemons, ceph-fuse, scripts) gets SIGTERM, then SIGKILL after a bound; the namespace and all
+# (daemons, ceph-fuse, scripts) is killed; the namespace and all
 # its mounts (binds, OSD tmpfs, FUSE) go with its last process; loop devices backed by files
 # under <tmp> are detached; <tmp> is removed. Prints `down` when done.
 set -u
@@ -44,7 +44,7 @@ members() {
 
 teardown() {
     trap '' TERM INT
-    local pids left loop
+    local pids loop
     # FUSE first, lazily: a stuck ceph-fuse must not keep readers hanging.
     if [ -e "/proc/$nspid" ]; then
         nsenter -t "$nspid" -m -- sh -c '
@@ -52,21 +52,11 @@ teardown() {
                 while read -r m; do umount -l "$m" || true; done
         ' teardown "$tmp" 2>/dev/null || true
     fi
+    # The cluster's data is thrown away: no graceful shutdown needed (daemons that lost their
+    # mon would wait out their own timeouts).
     pids=$(members)
     # shellcheck disable=SC2086 # one pid per word
-    [ -n "$pids" ] && kill -TERM $pids 2>/dev/null
-    for _ in $(seq 1 40); do
-        left=$(members)
-        [ -z "$left" ] && break
-        sleep 0.2
-    done
-    left=$(members)
-    # shellcheck disable=SC2086 # one pid per word
-    if [ -n "$left" ]; then
-        echo "ns-holder: killing what ignored SIGTERM for 8s: $(ps -o comm= -p "${left//$'\n'/,}" | tr '\n' ' ')" >&2
-        # shellcheck disable=SC2086 # one pid per word
-        kill -KILL $left 2>/dev/null
-    fi
+    [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
     kill -KILL "$nspid" 2>/dev/null
     wait "$nspid" 2>/dev/null
     for _ in $(seq 1 25); do

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # zcloud Ceph library (POSIX sh): settings, keys, the admin CLI and bounded waits.
 #
 # Shipped after components/node/lib.sh (zc_log, zc_refuse, zc_die, zc_fail and the device

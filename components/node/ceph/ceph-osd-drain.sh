@@ -30,9 +30,33 @@ dr_osd_state() {
     printf '%s\n' "${dr_os_line:-absent}"
 }
 
-# dr_safe ID: true when safe-to-destroy says so; its message is in $zcc_wait_out after a wait.
+# dr_osd_pgs ID: the number of placement groups osd.ID last reported it stores, or nothing.
+dr_osd_pgs() {
+    zcc_ceph osd df --format json 2>/dev/null | python3 -c '
+import json, sys
+for n in json.load(sys.stdin).get("nodes", []):
+    if n.get("id") == int(sys.argv[1]):
+        print(n.get("pgs", ""))
+' "$1"
+}
+
+# dr_safe ID: true when osd.ID's data lives elsewhere; prints the reason when not (a wait keeps
+# it in $zcc_wait_out). Two answers must agree: `ceph osd safe-to-destroy`, and, while the OSD
+# is up, the OSD's own report of the placement groups it stores. Right after `osd out` the
+# manager's placement group map can be stale and safe-to-destroy can say yes before peering
+# ran; the OSD only lets go of its copies once they are clean elsewhere.
 dr_safe() {
-    zcc_ceph osd safe-to-destroy "osd.$1" 2>&1
+    zcc_ceph osd safe-to-destroy "osd.$1" 2>&1 || return 1
+    dr_sf_state=$(dr_osd_state "$1")
+    case $dr_sf_state in
+        "up "*)
+            dr_sf_pgs=$(dr_osd_pgs "$1")
+            if [ "$dr_sf_pgs" != 0 ]; then
+                echo "safe-to-destroy says yes, but osd.$1 still reports ${dr_sf_pgs:-unknown} placement groups on it."
+                return 1
+            fi
+            ;;
+    esac
 }
 
 # dr_drain ID: out (once), then the bounded wait for safe-to-destroy.
