@@ -22,22 +22,27 @@ export function redact(value: unknown): unknown {
     return value === unknownValue ? "[unknown]" : value;
 }
 
+/** Credential fields of a remote connection; kept hidden even where a secret object is opened. */
+const credentialKeys = new Set(["privateKey", "password", "privateKeyPassword"]);
+
 /**
  * What a CrossGuard policy sees: values as they are, secret objects opened (a remote command's
- * whole connection is secret, yet `connection.hostKey` must be checkable); only values that are
- * secrets themselves stay "[secret]". Offline, secure config values are placeholders anyway.
+ * whole connection is secret, yet `connection.hostKey` must be checkable); values that are
+ * secrets themselves, and credentials inside opened ones, stay "[secret]".
  */
-export function redactForPolicy(value: unknown): unknown {
+export function redactForPolicy(value: unknown, insideSecret = false): unknown {
     if (Array.isArray(value)) {
-        return value.map(redactForPolicy);
+        return value.map((v) => redactForPolicy(v, insideSecret));
     }
     if (value && typeof value === "object") {
         const obj = value as Record<string, unknown>;
         if (obj[sigKey] === secretSig) {
             const inner = obj.value;
-            return inner && typeof inner === "object" && !Array.isArray(inner) ? redactForPolicy(inner) : secretMarker;
+            return inner && typeof inner === "object" && !Array.isArray(inner) ? redactForPolicy(inner, true) : secretMarker;
         }
-        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redactForPolicy(v)]));
+        return Object.fromEntries(
+            Object.entries(obj).map(([k, v]) => [k, insideSecret && credentialKeys.has(k) ? secretMarker : redactForPolicy(v, insideSecret)]),
+        );
     }
     return value === unknownValue ? "[unknown]" : value;
 }
