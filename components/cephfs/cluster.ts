@@ -1,0 +1,180 @@
+/**
+ * Pure helpers of a CephFS storage (no Pulumi objects): key encoding, monitor count and placement,
+ * replica counts, ceph.conf and ceph-csi config rendering, names. Unit-tested without mocks.
+ */
+import { createHash } from "crypto";
+
+/** Ceph's key type for AES-128 secrets (CEPH_CRYPTO_AES). */
+const cephCryptoAes = 1;
+
+/**
+ * The fixed creation time written into every key we encode, so a key is a pure function of its
+ * 16 random bytes (Ceph reads the time but never checks it).
+ */
+export const cephKeyCreated = { seconds: 0, nanoseconds: 0 };
+
+/**
+ * A Ceph secret key (`AQ...==`, 40 characters) from 16 random bytes given as base64:
+ * base64 of le16 type (1 = AES), le32 created seconds, le32 created nanoseconds, le16 length
+ * (16), then the 16 secret bytes.
+ */
+export function cephKey(secretBase64: string): string {
+    const secret = Buffer.from(secretBase64, "base64");
+    if (secret.length !== 16 || secret.toString("base64") !== secretBase64.replace(/\s+/g, "")) {
+        throw new Error(`a Ceph key needs exactly 16 secret bytes in base64, got ${secret.length} bytes`);
+    }
+    const record = Buffer.alloc(28);
+    record.writeUInt16LE(cephCryptoAes, 0);
+    record.writeUInt32LE(cephKeyCreated.seconds, 2);
+    record.writeUInt32LE(cephKeyCreated.nanoseconds, 6);
+    record.writeUInt16LE(16, 10);
+    secret.copy(record, 12);
+    return record.toString("base64");
+}
+
+/** The 16 secret bytes of a Ceph key (base64), checking its header: the inverse of cephKey. */
+export function cephKeySecret(key: string): string {
+    const record = Buffer.from(key, "base64");
+    if (record.length !== 28 || record.readUInt16LE(0) !== cephCryptoAes || record.readUInt16LE(10) !== 16) {
+        throw new Error("not a Ceph AES key of 16 bytes");
+    }
+    return record.subarray(12).toString("base64");
+}
+
+/** The entities whose keys the program generates once and keeps in state (as secrets). */
+export const generatedKeys = ["mon", "admin", "bootstrap-osd", "csi"] as const;
+export type GeneratedKey = (typeof generatedKeys)[number];
+
+/** The Ceph user ceph-csi provisions and mounts with (least privilege, caps of role `csi`). */
+export const csiCephUser = "csi";
+
+/** Monitors: one for one or two hosts (two cannot outvote a failure), three from three hosts. */
+export function monCount(hosts: number): number {
+    if (!Number.isInteger(hosts) || hosts < 1) {
+        throw new Error(`a CephFS storage needs at least one host, got ${hosts}`);
+    }
+    return hosts >= 3 ? 3 : 1;
+}
+
+export interface MonPlacement {
+    /** Mon id: a, b, c (stable; the store and Service are named after it). */
+    id: string;
+    /** The node the mon is pinned to; its store lives there. */
+    node: string;
+}
+
+/**
+ * Which nodes hold the mons: the first hosts in name order. Name order, not config order, so
+ * reordering the config never moves a mon (its store is on its node).
+ */
+export function monPlacement(hosts: string[]): MonPlacement[] {
+    const sorted = [...new Set(hosts)].sort();
+    return sorted.slice(0, monCount(sorted.length)).map((node, i) => ({ id: String.fromCharCode(97 + i), node }));
+}
+
+/** Manager daemons: active + standby where there are two hosts, else one. */
+export function mgrIds(hosts: number): string[] {
+    return hosts >= 2 ? ["a", "b"] : ["a"];
+}
+
+/** Metadata servers: one active, one standby. */
+export const mdsIds = ["a", "b"];
+
+/** Pool size: the configured replicas, else min(3, hosts); never more than the hosts. */
+export function poolReplicas(hosts: number, replicas?: number): number {
+    const size = replicas ?? Math.min(3, hosts);
+    if (!Number.isInteger(size) || size < 1 || size > hosts) {
+        throw new Error(`replicas ${size} must be an integer from 1 to the number of hosts (${hosts})`);
+    }
+    return size;
+}
+
+export interface MonAddress {
+    id: string;
+    /** The mon Service's ClusterIP: fixed for the Service's life, so mon addresses never change. */
+    ip: string;
+}
+
+function bracketed(ip: string): string {
+    return ip.includes(":") ? `[${ip}]` : ip;
+}
+
+/** `[v2:<ip>:3300,v1:<ip>:6789]` per mon, comma separated (ceph.conf mon_host). */
+export function monHost(mons: MonAddress[]): string {
+    return mons.map((m) => `[v2:${bracketed(m.ip)}:3300,v1:${bracketed(m.ip)}:6789]`).join(",");
+}
+
+/** ceph.conf for daemons and tools: identity and mon addresses, never a key. */
+export function renderCephConf(a: { fsid: string; mons: MonAddress[] }): string {
+    return [
+        "[global]",
+        `fsid = ${a.fsid}`,
+        `mon_host = ${monHost(a.mons)}`,
+        "auth_cluster_required = cephx",
+        "auth_service_required = cephx",
+        "auth_client_required = cephx",
+        // Containers log to stderr; pods' logs are the daemons' logs.
+        "log_to_file = false",
+        "log_to_stderr = true",
+        "mon_cluster_log_to_file = false",
+        "mon_cluster_log_to_stderr = true",
+        // Replicas are placed on distinct hosts (the crush host is the Kubernetes node).
+        "osd_crush_chooseleaf_type = 1",
+        "mon_allow_pool_size_one = true",
+        "",
+    ].join("\n");
+}
+
+export interface CsiCluster {
+    /** clusterID the StorageClass names: the cluster's fsid. */
+    clusterID: string;
+    mons: MonAddress[];
+    /** The subvolume group ceph-fs.sh creates and ceph-csi provisions into. */
+    subvolumeGroup: string;
+}
+
+/** ceph-csi's config.json: one entry per cluster with its msgr1 monitor addresses. */
+export function renderCsiConfig(clusters: CsiCluster[]): string {
+    const entries = [...clusters]
+        .sort((a, b) => a.clusterID.localeCompare(b.clusterID))
+        .map((c) => ({
+            clusterID: c.clusterID,
+            monitors: c.mons.map((m) => `${bracketed(m.ip)}:6789`),
+            cephFS: { subvolumeGroup: c.subvolumeGroup },
+        }));
+    return JSON.stringify(entries, null, 2) + "\n";
+}
+
+/** The ceph.conf ceph-csi's pods read: cephx everywhere, no cluster-specific value, no key. */
+export const csiCephConf = ["[global]", "auth_cluster_required = cephx", "auth_service_required = cephx", "auth_client_required = cephx", ""].join("\n");
+
+/** Names of the Kubernetes objects of one storage (metadata names, in the storage namespace). */
+export function cephNames(storage: string) {
+    const base = `ceph-${storage}`;
+    return {
+        conf: `${base}-conf`,
+        keys: `${base}-keys`,
+        osdKeys: `${base}-osd-keys`,
+        csiSecret: `${base}-csi`,
+        mon: (id: string) => `${base}-mon-${id}`,
+        mgr: (id: string) => `${base}-mgr-${id}`,
+        mds: (id: string) => `${base}-mds-${id}`,
+        admin: `${base}-admin`,
+        filesystem: `${base}-fs`,
+        /** OSD workload of (node, device): short, DNS-1123, unique per device. */
+        osd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
+        /** Host directory of the storage's daemon state. */
+        hostDir: `/var/lib/zcloud/ceph/${storage}`,
+    };
+}
+
+/** A device path as a name part: `/dev/disk/by-id/wwn-0x5000c5` -> `wwn-0x5000c5`, `/dev/sdb` -> `sdb`. */
+export function deviceSlug(device: string): string {
+    const last = device.split("/").filter((p) => p !== "").pop() ?? device;
+    const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+    if (slug.length <= 24) {
+        return slug;
+    }
+    // Long by-id names keep their end (the serial) and a hash of the whole path: still unique.
+    return `${slug.slice(-17).replace(/^-+/, "")}-${createHash("sha256").update(device).digest("hex").slice(0, 6)}`;
+}

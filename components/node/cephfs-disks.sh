@@ -1,0 +1,114 @@
+#!/bin/sh
+# cephfs-disks.sh apply [--wipe] --fsid <fsid> <dev>...
+#   Makes the listed devices ready for OSD workloads of Ceph cluster <fsid>, checking every device
+#   before changing any: a device that already carries THIS cluster's bluestore label passes
+#   untouched (its OSD activates it); one of another cluster is refused; any other device must
+#   pass the shared guards (exists, block device, not mounted, no holders, no partition in use,
+#   not a Ceph OSD, not in a VG, no signature unless --wipe). With --wipe, signatures are erased
+#   after all devices passed. OSD preparation itself happens in the OSD workload (ceph-osd.sh).
+# cephfs-disks.sh release --fsid <fsid> <dev>...
+#   The node leaves the storage: refuses while any listed device still carries an OSD of this
+#   cluster (the drain purges and zaps it first). Never zaps anything itself.
+# Runs on the node (shipped inline after lib.sh); needs no Ceph tools: the bluestore label is
+# read from the device's first block, and only its ceph_fsid and whoami fields are kept.
+# Output: one line per decision, then `zcloud-device: <declared> <stable>` per device.
+# Exit: 0 done, 1 refused or failed, 2 usage.
+set -eu
+set -f
+
+# Shipped as `sh -c '<lib.sh + this>' <name> <args>`; standalone it sources the library.
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
+command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/lib.sh"
+
+cd_usage() {
+    printf 'usage: %s\n' "cephfs-disks.sh apply [--wipe] --fsid <fsid> <dev>... | release --fsid <fsid> <dev>..." >&2
+    exit 2
+}
+
+# cd_label_field DEV NAME: the value following NAME in the bluestore label of DEV, or nothing.
+# The label's meta map holds length-prefixed strings; keeping only [A-Za-z0-9_-] runs makes
+# every string its own line. The osd_key value never leaves this pipeline.
+cd_label_field() {
+    dd if="$1" bs=4096 count=1 status=none 2>/dev/null </dev/null |
+        LC_ALL=C tr -c 'A-Za-z0-9_-' '\n' |
+        awk -v k="$2" 'found && NF { print; exit } $0 == k { found = 1 }'
+}
+
+# cd_bluestore DEV: true when DEV starts with a bluestore label.
+cd_bluestore() {
+    [ "$(dd if="$1" bs=22 count=1 status=none 2>/dev/null </dev/null)" = "bluestore block device" ]
+}
+
+# cd_check DECLARED FSID WIPE: prints "ours <osd-id>" or "clean"; refuses (returns 1) otherwise.
+cd_check() {
+    zc_guard_exists "$1" || return 1
+    cd_ck_dev=$(zc_canonical "$1")
+    zc_guard_block "$1" "$cd_ck_dev" || return 1
+    if cd_bluestore "$cd_ck_dev"; then
+        cd_ck_fsid=$(cd_label_field "$cd_ck_dev" ceph_fsid)
+        if [ "$cd_ck_fsid" != "$2" ]; then
+            zc_refuse "$1" "carries an OSD of another Ceph cluster (fsid ${cd_ck_fsid:-unknown}); not touching it"
+            return 1
+        fi
+        printf 'ours %s\n' "$(cd_label_field "$cd_ck_dev" whoami)"
+        return 0
+    fi
+    zc_guard_device "$1" "$3" || return 1
+    echo clean
+}
+
+cd_action=${1:-}
+case $cd_action in apply | release) shift ;; *) cd_usage ;; esac
+cd_fsid=
+cd_wipe=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --fsid) [ -n "${2:-}" ] || cd_usage; cd_fsid=$2; shift 2 ;;
+        --wipe) [ "$cd_action" = apply ] || cd_usage; cd_wipe=1; shift ;;
+        --) shift; break ;;
+        -*) cd_usage ;;
+        *) break ;;
+    esac
+done
+if [ -z "$cd_fsid" ] || [ $# -eq 0 ]; then cd_usage; fi
+case $cd_fsid in *[!0-9a-f-]*) zc_die "$cd_fsid" "fsid must be a lower-case UUID" ;; esac
+for cd_dev in "$@"; do
+    case $cd_dev in /dev/*) ;; *) zc_die "$cd_dev" "device paths must be absolute under /dev" ;; esac
+done
+
+if [ "$cd_action" = release ]; then
+    cd_busy=0
+    for cd_dev in "$@"; do
+        if [ ! -e "$cd_dev" ]; then
+            zc_log "$cd_dev" "gone; nothing to release"
+            continue
+        fi
+        cd_canon=$(zc_canonical "$cd_dev")
+        if cd_bluestore "$cd_canon" && [ "$(cd_label_field "$cd_canon" ceph_fsid)" = "$cd_fsid" ]; then
+            zc_refuse "$cd_dev" "still holds osd.$(cd_label_field "$cd_canon" whoami) of this cluster; its drain (mark out, wait, purge, zap) has not finished"
+            cd_busy=1
+            continue
+        fi
+        zc_log "$cd_dev" "holds no OSD of this cluster; released"
+    done
+    [ "$cd_busy" = 0 ] || exit 1
+    exit 0
+fi
+
+# apply: every device checked before anything changes.
+cd_plan=
+for cd_dev in "$@"; do
+    cd_state=$(cd_check "$cd_dev" "$cd_fsid" "$cd_wipe") || exit 1
+    cd_plan="$cd_plan$cd_dev $cd_state
+"
+done
+printf '%s' "$cd_plan" | while read -r cd_dev cd_state cd_osd; do
+    case $cd_state in
+        ours) zc_log "$cd_dev" "already osd.$cd_osd of this cluster; left as it is" ;;
+        clean)
+            zc_wipe_signatures "$cd_dev" "$(zc_canonical "$cd_dev")"
+            zc_log "$cd_dev" "ready for a new OSD"
+            ;;
+    esac
+    zc_report_device "$cd_dev"
+done

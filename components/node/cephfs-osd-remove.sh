@@ -1,0 +1,106 @@
+#!/bin/sh
+# cephfs-osd-remove.sh --namespace <ns> --node <node> --device <dev> --admin-selector <labels>
+#                      --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--timeout <s>]
+#
+# The delete step of one OSD's drain resource. Runs where `pulumi up` runs, with kubectl, before
+# Pulumi deletes the OSD workload and long before the node's disk command is released:
+#   1. finds the storage's admin pod on <node> (privileged, /dev, admin key from its Secret) and
+#      reads the OSD id from <dev>'s bluestore label there (only the whoami field leaves the pod);
+#      a device without a label held no OSD: nothing to drain;
+#   2. drain: marks the OSD out and waits, bounded, until it is safe to destroy (ceph-osd-drain.sh);
+#   3. stops the daemon: scales the OSD Deployment to 0 and waits for its pod to be gone;
+#   4. purge: removes the OSD from the osdmap, crush map and auth (only while still safe);
+#   5. zap: erases the device's label, only now that its OSD no longer exists in the cluster.
+# Any refusal or timeout stops here with exit != 0: the delete fails, the OSD workload and the
+# disk command stay, nothing is zapped; re-running `pulumi up` continues where it stopped.
+# The Ceph scripts run inside the admin pod, shipped as $ZCLOUD_CEPH_DRAIN_SCRIPT
+# (lib.sh + ceph-lib.sh + ceph-osd-drain.sh). No key passes through this script.
+# Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
+set -eu
+
+rm_usage() {
+    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --node <node> --device <dev> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--timeout <s>]" >&2
+    exit 2
+}
+
+rm_log() {
+    printf 'zcloud: %s: %s\n' "$rm_subject" "$1"
+}
+
+rm_die() {
+    printf 'zcloud: %s: refused: %s\n' "$rm_subject" "$1" >&2
+    exit "${2:-1}"
+}
+
+rm_ns='' rm_node='' rm_dev='' rm_admin='' rm_osd='' rm_osd_sel='' rm_ctx='' rm_timeout=600
+while [ $# -gt 0 ]; do
+    [ -n "${2:-}" ] || rm_usage
+    case $1 in
+        --namespace) rm_ns=$2 ;;
+        --node) rm_node=$2 ;;
+        --device) rm_dev=$2 ;;
+        --admin-selector) rm_admin=$2 ;;
+        --osd-deployment) rm_osd=$2 ;;
+        --osd-selector) rm_osd_sel=$2 ;;
+        --context) rm_ctx=$2 ;;
+        --timeout) rm_timeout=$2 ;;
+        *) rm_usage ;;
+    esac
+    shift 2
+done
+for rm_v in "$rm_ns" "$rm_node" "$rm_dev" "$rm_admin" "$rm_osd" "$rm_osd_sel"; do
+    [ -n "$rm_v" ] || rm_usage
+done
+case $rm_timeout in '' | *[!0-9]*) rm_usage ;; esac
+[ -n "${ZCLOUD_CEPH_DRAIN_SCRIPT:-}" ] || rm_usage
+rm_subject="$rm_node $rm_dev"
+
+rm_kubectl() {
+    if [ -n "$rm_ctx" ]; then
+        kubectl --context "$rm_ctx" --namespace "$rm_ns" "$@"
+    else
+        kubectl --namespace "$rm_ns" "$@"
+    fi
+}
+
+# rm_ceph POD ACTION ARGS...: ceph-osd-drain.sh ACTION inside the admin pod.
+rm_ceph() {
+    rm_c_pod=$1
+    shift
+    rm_kubectl exec "$rm_c_pod" -- sh -c "$ZCLOUD_CEPH_DRAIN_SCRIPT" ceph-osd-drain "$@"
+}
+
+command -v kubectl >/dev/null 2>&1 || rm_die "kubectl is not installed where pulumi runs; the OSD cannot be drained"
+
+rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
+    --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"
+[ -n "$rm_pod" ] || rm_die "no running admin pod of the storage on $rm_node; cannot drain (is the node up and labelled?)"
+
+# shellcheck disable=SC2016 # $1 expands inside the pod
+rm_id=$(rm_kubectl exec "$rm_pod" -- sh -c \
+    'ceph-bluestore-tool show-label --dev "$1" 2>/dev/null </dev/null | sed -n "s/^[[:space:]]*\"whoami\": \"\([0-9]*\)\".*/\1/p" | head -n 1' \
+    cephfs-osd-id "$rm_dev") || rm_die "cannot read the bluestore label in $rm_pod"
+if [ -z "$rm_id" ]; then
+    rm_log "no OSD label on the device; nothing to drain"
+    exit 0
+fi
+rm_log "holds osd.$rm_id; draining before its workload is deleted"
+
+rm_rc=0
+rm_ceph "$rm_pod" drain --id "$rm_id" --timeout "$rm_timeout" || rm_rc=$?
+[ "$rm_rc" = 0 ] || rm_die "drain of osd.$rm_id did not finish (exit $rm_rc); nothing was destroyed" "$rm_rc"
+
+if [ -n "$(rm_kubectl get deployment "$rm_osd" --ignore-not-found --output name)" ]; then
+    rm_kubectl scale deployment "$rm_osd" --replicas=0 >/dev/null || rm_die "cannot scale $rm_osd to 0"
+    rm_log "osd.$rm_id workload $rm_osd scaled to 0"
+fi
+rm_kubectl wait --for=delete pod --selector "$rm_osd_sel" --timeout "${rm_timeout}s" >/dev/null 2>&1 ||
+    rm_die "the pod of $rm_osd is still there after ${rm_timeout}s; osd.$rm_id stays out, not purged" 3
+
+rm_rc=0
+rm_ceph "$rm_pod" purge --id "$rm_id" --timeout "$rm_timeout" || rm_rc=$?
+[ "$rm_rc" = 0 ] || rm_die "purge of osd.$rm_id failed (exit $rm_rc); the device is not zapped" "$rm_rc"
+rm_rc=0
+rm_ceph "$rm_pod" zap --device "$rm_dev" || rm_rc=$?
+[ "$rm_rc" = 0 ] || rm_die "zap failed (exit $rm_rc) after osd.$rm_id was purged" "$rm_rc"
+rm_log "osd.$rm_id drained, purged and zapped"
