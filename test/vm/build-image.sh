@@ -110,6 +110,26 @@ ext4
 crc32c_generic
 EOF
 
+# No udev in the initramfs: the modules above are loaded by the initramfs
+# itself (conf/modules), the root is found by blkid (root=LABEL=), and the
+# guest's udev coldplugs everything once. Saves a device scan under TCG.
+# Same-named files under /etc/initramfs-tools/scripts replace the packaged ones.
+mkdir -p "$root/etc/initramfs-tools/scripts/init-top" "$root/etc/initramfs-tools/scripts/init-bottom"
+cat >"$root/etc/initramfs-tools/scripts/init-top/udev" <<'EOF'
+#!/bin/sh
+[ "${1:-}" = prereqs ] && exit 0
+exit 0
+EOF
+cat >"$root/etc/initramfs-tools/scripts/init-bottom/udev" <<'EOF'
+#!/bin/sh
+[ "${1:-}" = prereqs ] && exit 0
+# Hand /dev (devtmpfs) over to the real root, as the packaged script does.
+mount -n -o move /dev "${rootmnt:?}/dev" || mount -n --move /dev "${rootmnt}/dev"
+if command -v nuke >/dev/null; then nuke /dev; else rm -rf /dev; fi
+ln -s "${rootmnt}/dev" /dev
+EOF
+chmod 755 "$root/etc/initramfs-tools/scripts/init-top/udev" "$root/etc/initramfs-tools/scripts/init-bottom/udev"
+
 log "debootstrap $SUITE from $mirror"
 include=$(echo "$PACKAGES" | tr -s ' \n' ',,' | sed 's/,$//')
 if ! debootstrap --variant=minbase --cache-dir="$(readlink -f "$cache_dir/debs")" \
@@ -164,28 +184,29 @@ if [ -r "$d/authorized_keys/raw" ]; then
 fi
 if [ -r "$d/ssh_host_ed25519_key/raw" ]; then
     install -m 600 "$d/ssh_host_ed25519_key/raw" /etc/ssh/ssh_host_ed25519_key
-    ssh-keygen -y -f /etc/ssh/ssh_host_ed25519_key >/etc/ssh/ssh_host_ed25519_key.pub
+    if [ -r "$d/ssh_host_ed25519_key_pub/raw" ]; then
+        install -m 644 "$d/ssh_host_ed25519_key_pub/raw" /etc/ssh/ssh_host_ed25519_key.pub
+    else
+        ssh-keygen -y -f /etc/ssh/ssh_host_ed25519_key >/etc/ssh/ssh_host_ed25519_key.pub
+    fi
     echo 'HostKey /etc/ssh/ssh_host_ed25519_key' >/etc/ssh/sshd_config.d/00-hostkey.conf
 else
     ssh-keygen -A
 fi
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 ip link set lo up
 ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
 ip route add default via 10.0.2.2
-# Every guest is its own iSCSI initiator.
-if command -v iscsi-iname >/dev/null 2>&1; then
-    echo "InitiatorName=$(iscsi-iname)" >/etc/iscsi/initiatorname.iscsi
-fi
 EOF
 chmod 755 "$root/usr/local/sbin/zcloud-seed"
 cat >"$root/etc/systemd/system/zcloud-seed.service" <<'EOF'
 [Unit]
 Description=zcloud test guest identity from fw_cfg
 DefaultDependencies=no
-After=local-fs.target systemd-remount-fs.service sys-subsystem-net-devices-eth0.device
-Wants=sys-subsystem-net-devices-eth0.device
-Before=ssh.service iscsid.service network-pre.target network.target sysinit.target
+After=local-fs.target systemd-remount-fs.service
+Before=ssh.service network-pre.target network.target sysinit.target
 
 [Service]
 Type=oneshot
@@ -195,6 +216,22 @@ ExecStart=/usr/local/sbin/zcloud-seed
 [Install]
 WantedBy=sysinit.target
 EOF
+# Every guest is its own iSCSI initiator (off the path to SSH).
+cat >"$root/etc/systemd/system/zcloud-iscsi-name.service" <<'EOF'
+[Unit]
+Description=zcloud test guest: unique iSCSI initiator name
+Before=iscsid.service open-iscsi.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'echo "InitiatorName=$(iscsi-iname)" >/etc/iscsi/initiatorname.iscsi'
+
+[Install]
+WantedBy=multi-user.target iscsid.service
+EOF
+mkdir -p "$root/etc/systemd/journald.conf.d"
+printf '[Journal]\nStorage=volatile\n' >"$root/etc/systemd/journald.conf.d/zcloud-vm.conf"
 # A line on the serial console once sshd is up (the harness waits for SSH
 # itself; the line helps reading a console log).
 cat >"$root/etc/systemd/system/zcloud-ready.service" <<'EOF'
@@ -211,11 +248,12 @@ ExecStart=/bin/sh -c 'echo "zcloud-vm: ready $(hostname)" >/dev/ttyS0'
 WantedBy=multi-user.target
 EOF
 
-chroot "$root" systemctl enable zcloud-seed.service zcloud-ready.service ssh.service >&2
+chroot "$root" systemctl enable zcloud-seed.service zcloud-iscsi-name.service zcloud-ready.service ssh.service >&2
 chroot "$root" systemctl set-default multi-user.target >&2
 # Nothing that reaches outside, nothing a test guest without a login needs:
 # every unit costs seconds of boot under TCG. Lock daemons (lvmlockd, sanlock,
-# wdmd) and the NFS client target are started by the tests that need them.
+# wdmd), dmeventd monitoring (lvm2-monitor) and the NFS client target are
+# started by the tests that need them.
 chroot "$root" systemctl mask apt-daily.timer apt-daily-upgrade.timer \
     dpkg-db-backup.timer e2scrub_all.timer fstrim.timer e2scrub_reap.service \
     systemd-networkd.service systemd-networkd.socket systemd-network-generator.service \
@@ -223,7 +261,8 @@ chroot "$root" systemctl mask apt-daily.timer apt-daily-upgrade.timer \
     dev-hugepages.mount dev-mqueue.mount sys-kernel-debug.mount sys-kernel-tracing.mount \
     sys-fs-fuse-connections.mount proc-sys-fs-binfmt_misc.automount systemd-binfmt.service \
     modprobe@efi_pstore.service modprobe@fuse.service modprobe@drm.service systemd-pstore.service \
-    systemd-update-utmp.service systemd-update-utmp-runlevel.service rpc-statd-notify.service >&2
+    systemd-update-utmp.service systemd-update-utmp-runlevel.service rpc-statd-notify.service \
+    lvm2-monitor.service >&2
 chroot "$root" systemctl disable lvmlockd.service lvmlocks.service \
     sanlock.service wdmd.service nfs-client.target rpcbind.service >&2
 
@@ -242,7 +281,7 @@ mkdir -p "$out"
 cp "$root/boot/vmlinuz-$kver" "$out/vmlinuz"
 cp "$root/boot/initrd.img-$kver" "$out/initrd.img"
 rm -f "$root"/boot/vmlinuz-* "$root"/boot/initrd.img-* "$root"/boot/System.map-*
-echo "root=LABEL=zcloud-root rw console=ttyS0,115200 net.ifnames=0 fsck.mode=skip panic=1" >"$out/cmdline"
+echo "root=LABEL=zcloud-root rw console=ttyS0,115200 net.ifnames=0 fsck.mode=skip mitigations=off panic=1" >"$out/cmdline"
 
 used_mib=$(du -sm "$root" | cut -f1)
 size_mib=$(( used_mib * 13 / 10 + 1024 ))

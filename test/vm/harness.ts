@@ -519,6 +519,7 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
             "-fw_cfg", `name=opt/zcloud/hostname,file=${hostnameFile}`,
             "-fw_cfg", `name=opt/zcloud/authorized_keys,file=${ctx.clientKey}.pub`,
             "-fw_cfg", `name=opt/zcloud/ssh_host_ed25519_key,file=${ctx.hostKeyPath}`,
+            "-fw_cfg", `name=opt/zcloud/ssh_host_ed25519_key_pub,file=${ctx.hostKeyPath}.pub`,
             "-serial", `file:${serialPath}`,
         ];
         // setpriv: QEMU gets SIGKILL if this process dies without running its exit handlers.
