@@ -1,8 +1,10 @@
 #!/bin/sh
 # ceph-osd-drain.sh drain --id <n> [--timeout <s>]
-#   Marks osd.<n> out (once) and waits, bounded, until `ceph osd safe-to-destroy` says its data
-#   lives elsewhere. On timeout it exits 3 with Ceph's reason; the OSD stays out (data keeps
-#   moving) and nothing is destroyed. Re-running continues the wait.
+#   Refuses (not marking it out) when some pool's replicas would not fit in the failure domains
+#   left without osd.<n>. Otherwise marks it out (once) and waits, bounded, until its data lives
+#   elsewhere with full redundancy (safe-to-destroy, all PGs active+clean, the OSD holds no PG).
+#   On timeout it exits 3 with the reason; the OSD stays out (data keeps moving) and nothing is
+#   destroyed. Re-running continues the wait.
 # ceph-osd-drain.sh purge --id <n> [--timeout <s>]
 #   After the daemon was stopped: waits, bounded, until osd.<n> is down, checks safe-to-destroy
 #   again and runs `ceph osd purge` (osdmap, crush and auth entries). Refuses while unsafe.
@@ -41,12 +43,26 @@ for n in json.load(sys.stdin).get("nodes", []):
 }
 
 # dr_safe ID: true when osd.ID's data lives elsewhere; prints the reason when not (a wait keeps
-# it in $zcc_wait_out). Two answers must agree: `ceph osd safe-to-destroy`, and, while the OSD
-# is up, the OSD's own report of the placement groups it stores. Right after `osd out` the
+# it in $zcc_wait_out). Three answers must agree: `ceph osd safe-to-destroy`, every placement
+# group active+clean (full redundancy again), and, while the OSD is up, the OSD's own report of
+# the placement groups it stores. Right after `osd out` the
 # manager's placement group map can be stale and safe-to-destroy can say yes before peering
 # ran; the OSD only lets go of its copies once they are clean elsewhere.
 dr_safe() {
     zcc_ceph osd safe-to-destroy "osd.$1" 2>&1 || return 1
+    dr_sf_unclean=$(zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d = d.get("pg_summary", d)
+total = d.get("num_pgs", 0)
+clean = sum(s["num"] for s in d.get("num_pg_by_state", [])
+            if {"active", "clean"} <= set(s["name"].split("+")))
+print(total - clean)
+') || dr_sf_unclean=unknown
+    if [ "$dr_sf_unclean" != 0 ]; then
+        echo "safe-to-destroy says yes, but ${dr_sf_unclean} placement groups are not active+clean yet."
+        return 1
+    fi
     dr_sf_state=$(dr_osd_state "$1")
     case $dr_sf_state in
         "up "*)
@@ -59,7 +75,41 @@ dr_safe() {
     esac
 }
 
-# dr_drain ID: out (once), then the bounded wait for safe-to-destroy.
+# dr_short_pools ID: pools whose replicas would not fit without osd.ID, one
+# "<pool> needs <size> <type>s, <n> would remain" per line; nothing when all fit. A pool's
+# replicas go to distinct failure domains (the crush rule's type, host by default); a failure
+# domain counts when it holds an OSD, other than osd.ID, that is up and in.
+dr_short_pools() {
+    zcc_ceph osd tree --format json >"$zcc_tmp/tree.json" || zc_fail "osd.$1" "cannot read the osd tree"
+    zcc_ceph osd pool ls detail --format json >"$zcc_tmp/pools.json" || zc_fail "osd.$1" "cannot read the pools"
+    zcc_ceph osd crush rule dump --format json >"$zcc_tmp/rules.json" || zc_fail "osd.$1" "cannot read the crush rules"
+    python3 -c '
+import json, sys
+gone = int(sys.argv[1])
+tree, pools, rules = (json.load(open(f)) for f in sys.argv[2:5])
+nodes = {n["id"]: n for n in tree["nodes"]}
+def usable(i):
+    n = nodes.get(i)
+    if n is None:
+        return False
+    if n["type"] == "osd":
+        return i != gone and n.get("status") == "up" and n.get("reweight", 0) > 0
+    return any(usable(c) for c in n.get("children", []))
+domain = {}
+for r in rules:
+    for st in r.get("steps", []):
+        if st.get("op", "").startswith("choose"):
+            domain[r["rule_id"]] = st.get("type", "host")
+for p in pools:
+    t = domain.get(p["crush_rule"], "host")
+    left = sum(1 for n in tree["nodes"] if n["type"] == t and usable(n["id"]))
+    if left < p["size"]:
+        print("%s needs %d %ss, %d would remain" % (p["pool_name"], p["size"], t, left))
+' "$1" "$zcc_tmp/tree.json" "$zcc_tmp/pools.json" "$zcc_tmp/rules.json"
+}
+
+# dr_drain ID: out (once, and only when every pool still fits without it), then the bounded
+# wait for safe-to-destroy.
 dr_drain() {
     dr_d_state=$(dr_osd_state "$1")
     case $dr_d_state in
@@ -68,6 +118,10 @@ dr_drain() {
             return 0
             ;;
         *" in")
+            dr_d_short=$(dr_short_pools "$1")
+            if [ -n "$dr_d_short" ]; then
+                zc_die "osd.$1" "draining it would leave pools without room for their replicas ($(printf '%s' "$dr_d_short" | tr '\n' ';' | sed 's/;/; /g')); add capacity or lower replicas first - not marked out"
+            fi
             zcc_ceph osd out "$1" >/dev/null 2>&1 || zc_fail "osd.$1" "ceph osd out"
             zc_log "osd.$1" "marked out; its placement groups move to other OSDs"
             ;;
@@ -115,6 +169,19 @@ dr_label() {
     return 0
 }
 
+# dr_zap_label_copies SUBJECT DEV: newer BlueStore (bluestore_bdev_label_multi, v19) keeps
+# copies of the label at 1, 10, 100 and 1000 GiB and reads them when the first is gone: zero
+# every such 4 KiB block that fits on the device (no-op on 16.2 devices, which have none).
+dr_zap_label_copies() {
+    dr_zl_size=$(blockdev --getsize64 "$2") || zc_fail "$1" "cannot read the size of $2"
+    for dr_zl_gib in 1 10 100 1000; do
+        dr_zl_block=$((dr_zl_gib * 262144)) # 4 KiB blocks per GiB
+        [ $(((dr_zl_block + 1) * 4096)) -le "$dr_zl_size" ] || continue
+        dd if=/dev/zero of="$2" bs=4096 count=1 seek="$dr_zl_block" conv=fsync,notrunc status=none </dev/null ||
+            zc_fail "$1" "zeroing the label copy at ${dr_zl_gib} GiB"
+    done
+}
+
 # dr_zap DEV: only a device whose OSD no longer exists in this cluster.
 dr_zap() {
     zc_guard_exists "$1" || exit "$ZCC_EXIT_REFUSED"
@@ -140,6 +207,7 @@ dr_zap() {
     wipefs --all --quiet -- "$dr_z_dev" </dev/null || zc_fail "$1" "wipefs --all"
     dd if=/dev/zero of="$dr_z_dev" bs=1M count=10 conv=fsync status=none </dev/null ||
         zc_fail "$1" "zeroing the first 10 MiB"
+    dr_zap_label_copies "$1" "$dr_z_dev"
     if dr_label "$dr_z_dev"; then
         zc_fail "$1" "bluestore label still readable after zapping"
     fi
