@@ -13,3 +13,9 @@ export const lvm = Object.fromEntries(
 export const nfs = Object.fromEntries(
     deployed.nfs.map((s, i) => [model.nfs[i].name, { storageClassName: s.storageClassName, server: s.server, path: s.path }]),
 );
+export const cephfs = Object.fromEntries(
+    deployed.cephfs.map((s, i) => [
+        model.cephfs[i].name,
+        { storageClassName: s.storageClassName, nodes: s.nodes, devices: s.devices, namespace: s.namespace, fsid: s.fsid },
+    ]),
+);

@@ -11,6 +11,13 @@ export const images = {
     nfsResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
     nfsLivenessProbe: "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
     nfsNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
+    /** Ceph Squid, latest v19.2 release: mon, mgr, mds, osd and the admin tools. */
+    ceph: "quay.io/ceph/ceph:v19.2.4",
+    /** ceph-csi v3.17.1 (CephFS) and the sidecar versions its v3.17 deployment uses. */
+    cephCsi: "quay.io/cephcsi/cephcsi:v3.17.1",
+    cephCsiProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",
+    cephCsiResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
+    cephCsiNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
 } as const;
 
 export type ImageName = keyof typeof images;

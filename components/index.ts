@@ -5,6 +5,7 @@
  */
 export * from "./lvm";
 export * from "./nfs";
+export * from "./cephfs";
 export { SshSettings, NodeAddress } from "./node/nodeCommand";
 export { storageNamespace } from "./k8s/namespace";
 export { imageRef, images } from "./images";

@@ -1,4 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
+import { CephCsiDriver } from "./cephfs/cephCsiDriver";
+import { CephFsIdentity } from "./cephfs/identity";
+import { CephFsStorage } from "./cephfs/cephFsStorage";
 import { ConfigValidationError } from "./config/errors";
 import { StackModel } from "./config/model";
 import { storageNamespace } from "./k8s/namespace";
@@ -14,6 +17,7 @@ export interface DeployedStorages {
     storageClasses: Record<string, pulumi.Output<string>>;
     lvm: LvmStorage[];
     nfs: NfsStorage[];
+    cephfs: CephFsStorage[];
 }
 
 function sshSettings(model: StackModel): SshSettings | undefined {
@@ -40,7 +44,7 @@ function requireSsh(ssh: SshSettings | undefined): SshSettings {
 }
 
 /** Storage types whose components this version does not have yet: refused, never ignored. */
-const unbuiltTypes = ["cephfs", "iscsi"] as const;
+const unbuiltTypes = ["iscsi"] as const;
 
 function refuseUnbuiltTypes(model: StackModel): void {
     const issues = unbuiltTypes
@@ -95,5 +99,38 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         nfs.forEach((s, i) => (storageClasses[model.nfs[i].name] = s.storageClassName));
     }
 
-    return { namespace: namespace.metadata.name, storageClasses, lvm, nfs };
+    // CephFS: each storage's identity (fsid, keys, mon Services) first, then the one shared
+    // ceph-csi driver whose config lists every cluster, then the storages themselves.
+    let cephfs: CephFsStorage[] = [];
+    if (model.cephfs.length > 0) {
+        const identities = model.cephfs.map((s) => new CephFsIdentity(s.name, { namespace: namespace.metadata.name, hosts: Object.keys(s.hosts) }, opts));
+        const driver = new CephCsiDriver(
+            "ceph-csi-cephfs",
+            { namespace: namespace.metadata.name, imageRegistry: model.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
+            opts,
+        );
+        const kubeContext = new pulumi.Config("kubernetes").get("context");
+        cephfs = model.cephfs.map(
+            (s, i) =>
+                new CephFsStorage(
+                    s.name,
+                    {
+                        hosts: s.hosts,
+                        nodes: model.nodes,
+                        ssh: requireSsh(ssh),
+                        identity: identities[i],
+                        driver,
+                        replicas: s.replicas,
+                        wipe: s.wipe,
+                        isDefault: s.default,
+                        imageRegistry: model.imageRegistry,
+                        kubeContext,
+                    },
+                    opts,
+                ),
+        );
+        cephfs.forEach((s, i) => (storageClasses[model.cephfs[i].name] = s.storageClassName));
+    }
+
+    return { namespace: namespace.metadata.name, storageClasses, lvm, nfs, cephfs };
 }

@@ -57,9 +57,9 @@ export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAdd
 export interface NodeDiskCommandArgs {
     connection: command.types.input.remote.ConnectionArgs;
     /** Reconciles the node to the declared devices; also run on update (same idempotent script). */
-    apply: string;
+    apply: pulumi.Input<string>;
     /** Releases everything on delete; refuses while data is in use. */
-    release: string;
+    release: pulumi.Input<string>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
 import { PlanConfig, PlannedResource, secretMarker } from "./model";
@@ -85,9 +86,31 @@ class RecordingMonitor extends MockMonitor {
     }
 }
 
+/**
+ * Outputs a provider computes, made up deterministically from the resource name so the program's
+ * pure functions run on realistic shapes: random ids and bytes, a Service's ClusterIP.
+ */
+function computedOutputs(type: string, name: string, inputs: Record<string, any>): Record<string, unknown> {
+    const hash = createHash("sha256").update(name).digest();
+    switch (type) {
+        case "random:index/randomUuid:RandomUuid": {
+            const h = hash.toString("hex");
+            return { result: `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}` };
+        }
+        case "random:index/randomBytes:RandomBytes": {
+            const bytes = hash.subarray(0, Number(inputs.length ?? 16));
+            return { base64: bytes.toString("base64"), hex: bytes.toString("hex") };
+        }
+        case "kubernetes:core/v1:Service":
+            return inputs.spec?.clusterIP ? {} : { spec: { ...inputs.spec, clusterIP: `10.96.${hash[0]}.${(hash[1] % 253) + 1}` } };
+        default:
+            return {};
+    }
+}
+
 /** Mocks answer like a preview: the engine echoes inputs as outputs and knows no ids yet. */
 const mocks: pulumi.runtime.Mocks = {
-    newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }),
+    newResource: (args) => ({ id: `${args.name}-id`, state: { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs) } }),
     call: (args) => args.inputs,
 };
 
