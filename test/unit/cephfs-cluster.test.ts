@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+    cephKey,
+    cephKeySecret,
+    cephNames,
+    deviceSlug,
+    mgrIds,
+    monCount,
+    monHost,
+    monPlacement,
+    poolReplicas,
+    renderCephConf,
+    renderCsiConfig,
+} from "../../components/cephfs/cluster";
+import { cephScriptCommand } from "../../components/cephfs/scripts";
+
+describe("cephKey", () => {
+    it("encodes type 1, the fixed creation time, length 16 and the secret, little-endian", () => {
+        const secret = Buffer.from("00112233445566778899aabbccddeeff", "hex");
+        const key = cephKey(secret.toString("base64"));
+        const record = Buffer.from(key, "base64");
+        assert.equal(record.length, 28);
+        assert.equal(record.subarray(0, 12).toString("hex"), "0100" + "00000000" + "00000000" + "1000");
+        assert.deepEqual(record.subarray(12), secret);
+        assert.match(key, /^AQ[A-Za-z0-9+/]{36}==$/);
+    });
+    it("is a pure function of the bytes and round-trips", () => {
+        const b64 = Buffer.alloc(16, 7).toString("base64");
+        assert.equal(cephKey(b64), cephKey(b64));
+        assert.equal(cephKeySecret(cephKey(b64)), b64);
+        assert.equal(cephKey(b64), "AQAAAAAAAAAAABAABwcHBwcHBwcHBwcHBwcHBw==");
+    });
+    it("refuses anything but 16 bytes", () => {
+        assert.throws(() => cephKey(Buffer.alloc(15).toString("base64")), /exactly 16 secret bytes/);
+        assert.throws(() => cephKey(Buffer.alloc(32).toString("base64")), /exactly 16 secret bytes/);
+        assert.throws(() => cephKeySecret("AAAA"), /not a Ceph AES key/);
+    });
+});
+
+describe("mons, mgrs, replicas", () => {
+    it("one mon for one or two hosts, three from three", () => {
+        assert.deepEqual([1, 2, 3, 4, 9].map(monCount), [1, 1, 3, 3, 3]);
+        assert.throws(() => monCount(0), /at least one host/);
+    });
+    it("places mons on the first hosts in name order, whatever the config order", () => {
+        assert.deepEqual(monPlacement(["node5", "node3", "node4", "node6"]), [
+            { id: "a", node: "node3" },
+            { id: "b", node: "node4" },
+            { id: "c", node: "node5" },
+        ]);
+        assert.deepEqual(monPlacement(["b", "a"]), [{ id: "a", node: "a" }]);
+    });
+    it("mgr standby only with a second host", () => {
+        assert.deepEqual(mgrIds(1), ["a"]);
+        assert.deepEqual(mgrIds(2), ["a", "b"]);
+    });
+    it("replicas default to min(3, hosts) and never exceed the hosts", () => {
+        assert.deepEqual([1, 2, 3, 5].map((h) => poolReplicas(h)), [1, 2, 3, 3]);
+        assert.equal(poolReplicas(5, 4), 4);
+        assert.throws(() => poolReplicas(2, 3), /replicas 3 must be an integer from 1 to the number of hosts \(2\)/);
+    });
+});
+
+describe("ceph.conf and ceph-csi config", () => {
+    const mons = [
+        { id: "a", ip: "10.96.0.10" },
+        { id: "b", ip: "fd00::20" },
+    ];
+    it("mon_host lists both messenger versions per mon, IPv6 bracketed", () => {
+        assert.equal(monHost(mons), "[v2:10.96.0.10:3300,v1:10.96.0.10:6789],[v2:[fd00::20]:3300,v1:[fd00::20]:6789]");
+    });
+    it("ceph.conf carries fsid and mon_host and no key", () => {
+        const conf = renderCephConf({ fsid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", mons });
+        assert.match(conf, /^\[global\]\nfsid = 1b4e28ba-2fa1-11d2-883f-0016d3cca427\nmon_host = \[v2:10\.96\.0\.10:3300/);
+        assert.doesNotMatch(conf, /key|AQ[A-Za-z0-9+/]{20}/);
+    });
+    it("csi config: clusterID = fsid, msgr1 monitors, subvolume group", () => {
+        assert.deepEqual(JSON.parse(renderCsiConfig([{ clusterID: "f2", mons, subvolumeGroup: "csi" }, { clusterID: "f1", mons: [mons[0]], subvolumeGroup: "csi" }])), [
+            { clusterID: "f1", monitors: ["10.96.0.10:6789"], cephFS: { subvolumeGroup: "csi" } },
+            { clusterID: "f2", monitors: ["10.96.0.10:6789", "[fd00::20]:6789"], cephFS: { subvolumeGroup: "csi" } },
+        ]);
+    });
+});
+
+describe("names", () => {
+    it("device slugs are short, DNS-safe and unique for long by-id names", () => {
+        assert.equal(deviceSlug("/dev/sdb"), "sdb");
+        const a = deviceSlug("/dev/disk/by-id/nvme-SAMSUNG_MZQL21T9HCJR-00A07_S64GNE0R100001");
+        const b = deviceSlug("/dev/disk/by-id/nvme-SAMSUNG_MZQL21T9HCJR-00A07_S64GNE0R100002");
+        assert.notEqual(a, b);
+        assert.ok(a.length <= 24 && /^[a-z0-9][a-z0-9-]*[a-z0-9]$/.test(a), a);
+    });
+    it("object names carry the storage and, for OSDs, node and device", () => {
+        const n = cephNames("shared-fs");
+        assert.equal(n.mon("a"), "ceph-shared-fs-mon-a");
+        assert.equal(n.osd("node5", "/dev/sdc"), "ceph-shared-fs-osd-node5-sdc");
+        assert.ok(n.osd("a-very-long-node-name-in-some-datacenter", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4e5f6").length <= 63);
+        assert.equal(n.hostDir, "/var/lib/zcloud/ceph/shared-fs");
+    });
+});
+
+describe("container commands", () => {
+    it("ship lib.sh, ceph-lib.sh and the script inline with plain arguments", () => {
+        const cmd = cephScriptCommand("ceph-fs.sh", ["apply", "--fs", "x", "--hosts", "3"]);
+        assert.equal(cmd[0], "sh");
+        assert.equal(cmd[1], "-c");
+        assert.match(cmd[2], /zcloud node library[\s\S]*zcloud Ceph library[\s\S]*ceph-fs\.sh apply/);
+        assert.deepEqual(cmd.slice(3), ["ceph-fs", "apply", "--fs", "x", "--hosts", "3"]);
+    });
+});
