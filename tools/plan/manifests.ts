@@ -1,4 +1,4 @@
-import { PlannedResource } from "./model";
+import { PlannedResource, secretMarker } from "./model";
 
 /** `kubernetes:apps/v1:DaemonSet` -> { apiVersion: "apps/v1", kind: "DaemonSet" }. */
 export function kubernetesKind(type: string): { apiVersion: string; kind: string } | undefined {
@@ -21,6 +21,14 @@ export function toManifest(r: PlannedResource): Record<string, unknown> | undefi
     }
     const kind = k.kind.endsWith("Patch") ? k.kind.slice(0, -"Patch".length) : k.kind;
     const { apiVersion: _a, kind: _k, ...rest } = r.inputs;
+    // The provider makes a Secret's whole data/stringData secret: show its keys (not secret,
+    // known from the policy view), every value as the secret marker.
+    for (const field of ["data", "stringData"]) {
+        const opened = r.policyInputs?.[field];
+        if (rest[field] === secretMarker && opened && typeof opened === "object" && !Array.isArray(opened)) {
+            rest[field] = Object.fromEntries(Object.keys(opened).map((key) => [key, secretMarker]));
+        }
+    }
     return { apiVersion: k.apiVersion, kind, ...rest };
 }
 
