@@ -576,10 +576,20 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
     }
 }
 
+/**
+ * Waits until a command over SSH succeeds. Probing starts once the guest prints its ready line on
+ * the serial console (sshd is up then): before the guest has an address, QEMU accepts the
+ * forwarded connection and ssh hangs until its timeout, which would only delay the first success.
+ * If the ready line does not show (console trouble), probing starts anyway after a third of the
+ * timeout.
+ */
 async function waitForSsh(g: GuestImpl, timeoutMs: number): Promise<void> {
     const r = g.running;
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    const deadline = started + timeoutMs;
+    const marker = `zcloud-vm: ready ${g.name}`;
     let last: RunResult | undefined;
+    let probing = false;
     for (;;) {
         if (r.exited) {
             throw new Error(
@@ -590,9 +600,15 @@ async function waitForSsh(g: GuestImpl, timeoutMs: number): Promise<void> {
         if (Date.now() > deadline) {
             throw new Error(
                 `${g.name}: SSH not ready after ${timeoutMs / 1000} s` +
-                    (last ? ` (last ssh: ${last.code} ${last.stderr.trim()})` : "") +
+                    (probing ? "" : " (the guest never printed its ready line)") +
+                    (last ? ` (last ssh: exit ${last.code}: ${last.stderr.trim()})` : "") +
                     `\n--- serial console (tail)\n${tail(g.console(), 40)}`,
             );
+        }
+        probing ||= Date.now() - started > timeoutMs / 3 || g.console().includes(marker);
+        if (!probing) {
+            await sleep(250);
+            continue;
         }
         try {
             last = await g.exec("true", { timeoutMs: 30_000 }, 10);
@@ -602,7 +618,7 @@ async function waitForSsh(g: GuestImpl, timeoutMs: number): Promise<void> {
         } catch {
             // ssh hung past its own timeouts; try again until the deadline
         }
-        await sleep(1_000);
+        await sleep(500);
     }
 }
 
