@@ -80,15 +80,20 @@ if [ -z "$mirror" ]; then
 fi
 [ -n "$mirror" ] || die "no Debian mirror found in apt's sources; set ZCLOUD_VM_MIRROR"
 
-work=$(mktemp -d "$cache_dir/build.XXXXXX")
-cleanup() {
-    # debootstrap mounts proc/sys in the target; never leave them behind.
-    for m in proc sys dev/pts dev; do
-        if mountpoint -q "$work/root/$m" 2>/dev/null; then umount -l "$work/root/$m" || true; fi
+# debootstrap mounts proc/sys in the target; never leave them behind.
+remove_build_dir() {
+    for m in dev/pts dev proc sys; do
+        if mountpoint -q "$1/root/$m" 2>/dev/null; then umount -l "$1/root/$m" || true; fi
     done
-    rm -rf "$work"
+    rm -rf --one-file-system "$1"
 }
-trap cleanup EXIT
+# Leftovers of a build that was killed (we hold the lock: no build runs).
+for stale in "$cache_dir"/build.*; do
+    if [ -d "$stale" ]; then log "removing stale $stale"; remove_build_dir "$stale"; fi
+done
+work=$(mktemp -d "$cache_dir/build.XXXXXX")
+trap 'remove_build_dir "$work"' EXIT
+trap 'exit 130' INT TERM
 root="$work/root"
 start=$(date +%s)
 
