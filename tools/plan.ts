@@ -6,7 +6,8 @@ import { diffPlans } from "./plan/diff";
 import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
-import { planConfig } from "./plan/runner";
+import { planInThisProcess } from "./plan/inProcess";
+import { defaultProgram, planConfig } from "./plan/runner";
 import { loadStackFile } from "./plan/stackFile";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
@@ -101,7 +102,11 @@ async function main(): Promise<void> {
     const base = opts.diff ? loadStackFile(opts.diff) : undefined;
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
-    const [run, baseRun] = await Promise.all([planConfig(target.config), baseConfig ? planConfig(baseConfig) : undefined]);
+    // The main plan runs in this process; a second one (the diff base) needs a fresh process.
+    const [run, baseRun] = await Promise.all([
+        planInThisProcess({ config: target.config, program: defaultProgram }),
+        baseConfig ? planConfig(baseConfig) : undefined,
+    ]);
     failOnError(run, path.relative(process.cwd(), target.file));
     if (base && baseRun) {
         failOnError(baseRun, path.relative(process.cwd(), base.file));

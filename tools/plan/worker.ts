@@ -1,54 +1,11 @@
-import * as pulumi from "@pulumi/pulumi";
-import { ConfigValidationError } from "../../components/config/errors";
-import { PlanConfig, PlanRun } from "./model";
-import { recordProgram } from "./recorder";
+import { planInThisProcess, PlanRequest } from "./inProcess";
 
 /**
  * Child process of the plan: runs one program under the mock runtime (the SDK's state is global,
  * so each plan gets a fresh process) and sends the recorded resources back.
  */
-interface WorkerRequest {
-    config: PlanConfig;
-    /** Module whose import runs the program (defaults to the project's index.ts). */
-    program: string;
-}
-
-/**
- * The SDK records a full stack trace (stackTraceLimit = Infinity, through tsx's source maps) for
- * every resource and promise, to report source positions to the engine. The mock runtime
- * discards them; capping the depth and skipping source-map lookups makes plans 2-3x faster.
- * Errors of the program still carry the first frames.
- */
-function cheapStackTraces(): void {
-    process.setSourceMapsEnabled(false);
-    Object.defineProperty(Error, "stackTraceLimit", { configurable: true, get: () => 16, set: () => undefined });
-}
-
-async function run(req: WorkerRequest): Promise<PlanRun> {
-    cheapStackTraces();
-    const warnings: string[] = [];
-    const warn = pulumi.log.warn;
-    pulumi.log.warn = (message: string) => {
-        warnings.push(message);
-        return Promise.resolve();
-    };
-    try {
-        const start = performance.now();
-        const resources = await recordProgram(req.config, () => require(req.program));
-        const stats = { programMs: Math.round(performance.now() - start), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
-        return { resources, warnings, stats };
-    } catch (e) {
-        if (e instanceof ConfigValidationError) {
-            return { resources: [], warnings, error: { kind: "config", message: e.message, issues: e.issues } };
-        }
-        return { resources: [], warnings, error: { kind: "program", message: e instanceof Error ? e.stack ?? e.message : String(e) } };
-    } finally {
-        pulumi.log.warn = warn;
-    }
-}
-
-process.once("message", (req: WorkerRequest) => {
-    run(req).then(
+process.once("message", (req: PlanRequest) => {
+    planInThisProcess(req).then(
         (result) => process.send!(result, () => process.exit(0)),
         (e) => {
             console.error(e);
@@ -56,3 +13,4 @@ process.once("message", (req: WorkerRequest) => {
         },
     );
 });
+

@@ -1,0 +1,54 @@
+import * as pulumi from "@pulumi/pulumi";
+import { ConfigValidationError } from "../../components/config/errors";
+import { PlanConfig, PlanRun } from "./model";
+import { recordProgram } from "./recorder";
+
+export interface PlanRequest {
+    config: PlanConfig;
+    /** Module whose import runs the program (defaults to the project's index.ts). */
+    program: string;
+}
+
+/**
+ * The SDK records a full stack trace (stackTraceLimit = Infinity, through tsx's source maps) for
+ * every resource and promise, to report source positions to the engine. The mock runtime
+ * discards them; capping the depth and skipping source-map lookups makes plans 2-3x faster.
+ * Errors of the program still carry the first frames.
+ */
+function cheapStackTraces(): void {
+    process.setSourceMapsEnabled(false);
+    Object.defineProperty(Error, "stackTraceLimit", { configurable: true, get: () => 16, set: () => undefined });
+}
+
+let used = false;
+
+/**
+ * Runs one program under the mock runtime in this process. Once per process: the SDK's runtime
+ * state is global (the plan CLI runs its main plan here and forks for a second one).
+ */
+export async function planInThisProcess(req: PlanRequest): Promise<PlanRun> {
+    if (used) {
+        throw new Error("planInThisProcess: one plan per process; use planConfig for more");
+    }
+    used = true;
+    cheapStackTraces();
+    const warnings: string[] = [];
+    const warn = pulumi.log.warn;
+    pulumi.log.warn = (message: string) => {
+        warnings.push(message);
+        return Promise.resolve();
+    };
+    try {
+        const start = performance.now();
+        const resources = await recordProgram(req.config, () => require(req.program));
+        const stats = { programMs: Math.round(performance.now() - start), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+        return { resources, warnings, stats };
+    } catch (e) {
+        if (e instanceof ConfigValidationError) {
+            return { resources: [], warnings, error: { kind: "config", message: e.message, issues: e.issues } };
+        }
+        return { resources: [], warnings, error: { kind: "program", message: e instanceof Error ? e.stack ?? e.message : String(e) } };
+    } finally {
+        pulumi.log.warn = warn;
+    }
+}
