@@ -17,6 +17,8 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
   --out DIR      write rendered manifests and node commands to DIR
   --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
+  --program FILE              plan your own Pulumi program (a module that uses the components)
+                              with the stack's config, instead of this project's index.ts
 
 Exit codes: 0 ok, 1 config errors or mandatory policy violations, 2 usage or program errors.`;
 
@@ -26,6 +28,7 @@ interface Options {
     diff?: string;
     out?: string;
     policyConfig?: string;
+    program?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -43,6 +46,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--diff") opts.diff = value();
         else if (a === "--out") opts.out = value();
         else if (a === "--policy-pack-config") opts.policyConfig = value();
+        else if (a === "--program") opts.program = value();
         else if (a === "--help" || a === "-h") throw new UsageError("");
         else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
         else if (opts.target === undefined) opts.target = a;
@@ -102,10 +106,14 @@ async function main(): Promise<void> {
     const base = opts.diff ? loadStackFile(opts.diff) : undefined;
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
+    const program = opts.program ? path.resolve(opts.program) : defaultProgram;
+    if (!fs.existsSync(program)) {
+        throw new UsageError(`no program ${opts.program}`);
+    }
     // The main plan runs in this process; a second one (the diff base) needs a fresh process.
     const [run, baseRun] = await Promise.all([
-        planInThisProcess({ config: target.config, program: defaultProgram }),
-        baseConfig ? planConfig(baseConfig) : undefined,
+        planInThisProcess({ config: target.config, program }),
+        baseConfig ? planConfig(baseConfig, program) : undefined,
     ]);
     failOnError(run, path.relative(process.cwd(), target.file));
     if (base && baseRun) {

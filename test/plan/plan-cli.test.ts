@@ -114,6 +114,15 @@ describe("npm run plan", () => {
         );
     });
 
+    test("a program of your own that breaks a mandatory policy fails the plan with exit 1", async () => {
+        const empty = path.join(dir, "Pulumi.empty.yaml");
+        fs.writeFileSync(empty, "config: {}\n");
+        const r = await plan(empty, "--program", "test/policy/programs/lvm-and-cephfs-on-node.ts");
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stdout, /❌ zcloud-storage-policy@v0\.1\.0 \(local: policy\)/);
+        assert.match(r.stdout, /- \[mandatory\]  storage-node-exclusive  \(kubernetes:core\/v1:NodePatch: (local-fast|shared-fs)-node2-label\)/);
+    });
+
     test("usage errors exit 2", async () => {
         const none = await plan();
         assert.equal(none.code, 2);
