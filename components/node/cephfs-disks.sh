@@ -25,13 +25,31 @@ cd_usage() {
     exit 2
 }
 
-# cd_label_field DEV NAME: the value following NAME in the bluestore label of DEV, or nothing.
-# The label's meta map holds length-prefixed strings; keeping only [A-Za-z0-9_-] runs makes
-# every string its own line. The osd_key value never leaves this pipeline.
+# cd_label_field DEV NAME: the value of NAME in the bluestore label of DEV, or nothing.
+# The label's meta map holds strings as a little-endian u32 length and the bytes: the key NAME
+# is found with its length in front, the value is read by its own length (the label's crc
+# follows the last value, so reading up to a non-name byte would glue crc bytes onto it). Only a
+# value of [A-Za-z0-9_-] is printed; the osd_key value never leaves this pipeline.
 cd_label_field() {
-    dd if="$1" bs=4096 count=1 status=none 2>/dev/null </dev/null |
-        LC_ALL=C tr -c 'A-Za-z0-9_-' '\n' |
-        awk -v k="$2" 'found && NF { print; exit } $0 == k { found = 1 }'
+    dd if="$1" bs=4096 count=1 status=none 2>/dev/null </dev/null | od -An -v -tu1 |
+        LC_ALL=C awk -v k="$2" '
+            { for (i = 1; i <= NF; i++) b[n++] = $i }
+            END {
+                kl = length(k)
+                for (i = 4; i + kl + 4 <= n; i++) {
+                    if (b[i - 4] != kl || b[i - 3] != 0 || b[i - 2] != 0 || b[i - 1] != 0) continue
+                    s = ""
+                    for (j = 0; j < kl; j++) s = s sprintf("%c", b[i + j])
+                    if (s != k) continue
+                    p = i + kl
+                    vl = b[p] + 256 * b[p + 1] + 65536 * b[p + 2] + 16777216 * b[p + 3]
+                    if (vl > 256 || p + 4 + vl > n) exit
+                    v = ""
+                    for (j = 0; j < vl; j++) v = v sprintf("%c", b[p + 4 + j])
+                    if (v ~ /^[A-Za-z0-9_-]+$/) print v
+                    exit
+                }
+            }'
 }
 
 # cd_bluestore DEV: true when DEV starts with a bluestore label.
