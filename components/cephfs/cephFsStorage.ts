@@ -79,7 +79,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
             `${name}-ceph-conf`,
             {
                 metadata: { name: names.conf, namespace, labels: labels("ceph-conf") },
-                data: { "ceph.conf": pulumi.all([fsid, id.monAddresses]).apply(([f, mons]) => renderCephConf({ fsid: f, mons })) },
+                data: { "ceph.conf": pulumi.all([fsid, id.monAddresses]).apply(([f, mons]) => renderCephConf({ fsid: f, mons, replicas })) },
             },
             child,
         );

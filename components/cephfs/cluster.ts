@@ -104,8 +104,18 @@ export function monHost(mons: MonAddress[]): string {
     return mons.map((m) => `[v2:${bracketed(m.ip)}:3300,v1:${bracketed(m.ip)}:6789]`).join(",");
 }
 
-/** ceph.conf for daemons and tools: identity and mon addresses, never a key. */
-export function renderCephConf(a: { fsid: string; mons: MonAddress[] }): string {
+/** min_size for a pool of `size` copies: 2 from three copies, else 1 (as ceph-fs.sh sets it). */
+export function poolMinSize(size: number): number {
+    return size >= 3 ? 2 : 1;
+}
+
+/**
+ * ceph.conf for daemons and tools: identity, mon addresses and the storage's pool size, never a
+ * key. The pool defaults matter for the pools Ceph makes itself (the mgr's `.mgr`): with Ceph's
+ * default of 3 copies a one- or two-host storage would keep that pool undersized (one host:
+ * inactive), and no OSD could ever be drained (its copies would need 3 hosts).
+ */
+export function renderCephConf(a: { fsid: string; mons: MonAddress[]; replicas: number }): string {
     return [
         "[global]",
         `fsid = ${a.fsid}`,
@@ -113,6 +123,9 @@ export function renderCephConf(a: { fsid: string; mons: MonAddress[] }): string 
         "auth_cluster_required = cephx",
         "auth_service_required = cephx",
         "auth_client_required = cephx",
+        // Clients must prove their global_id on reconnect (CVE-2021-20288); otherwise a new
+        // cluster stays in HEALTH_WARN (AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED).
+        "auth_allow_insecure_global_id_reclaim = false",
         // Containers log to stderr; pods' logs are the daemons' logs.
         "log_to_file = false",
         "log_to_stderr = true",
@@ -120,6 +133,8 @@ export function renderCephConf(a: { fsid: string; mons: MonAddress[] }): string 
         "mon_cluster_log_to_stderr = true",
         // Replicas are placed on distinct hosts (the crush host is the Kubernetes node).
         "osd_crush_chooseleaf_type = 1",
+        `osd_pool_default_size = ${a.replicas}`,
+        `osd_pool_default_min_size = ${poolMinSize(a.replicas)}`,
         "mon_allow_pool_size_one = true",
         "",
     ].join("\n");

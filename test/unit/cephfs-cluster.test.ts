@@ -71,9 +71,16 @@ describe("ceph.conf and ceph-csi config", () => {
         assert.equal(monHost(mons), "[v2:10.96.0.10:3300,v1:10.96.0.10:6789],[v2:[fd00::20]:3300,v1:[fd00::20]:6789]");
     });
     it("ceph.conf carries fsid and mon_host and no key", () => {
-        const conf = renderCephConf({ fsid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", mons });
+        const conf = renderCephConf({ fsid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", mons, replicas: 3 });
         assert.match(conf, /^\[global\]\nfsid = 1b4e28ba-2fa1-11d2-883f-0016d3cca427\nmon_host = \[v2:10\.96\.0\.10:3300/);
-        assert.doesNotMatch(conf, /key|AQ[A-Za-z0-9+/]{20}/);
+        assert.doesNotMatch(conf, /AQ[A-Za-z0-9+/]{20}|^key/m);
+        assert.match(conf, /^auth_allow_insecure_global_id_reclaim = false$/m);
+    });
+    it("ceph.conf sets the pool defaults to the storage's replicas (the mgr's own pool follows them)", () => {
+        const conf = (replicas: number) => renderCephConf({ fsid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", mons, replicas });
+        assert.match(conf(1), /^osd_pool_default_size = 1\nosd_pool_default_min_size = 1$/m);
+        assert.match(conf(2), /^osd_pool_default_size = 2\nosd_pool_default_min_size = 1$/m);
+        assert.match(conf(3), /^osd_pool_default_size = 3\nosd_pool_default_min_size = 2$/m);
     });
     it("csi config: clusterID = fsid, msgr1 monitors, subvolume group", () => {
         assert.deepEqual(JSON.parse(renderCsiConfig([{ clusterID: "f2", mons, subvolumeGroup: "csi" }, { clusterID: "f1", mons: [mons[0]], subvolumeGroup: "csi" }])), [
