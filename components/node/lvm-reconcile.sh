@@ -7,7 +7,8 @@
 # apply checks every device with every guard before it changes anything: one refusal and the
 # run changes nothing. Devices already in <vg> are ours and pass. PVs of <vg> no longer listed
 # are reduced, pvremoved and wiped, unless they hold extents. Re-running changes nothing.
-# release refuses while any LV (other than an empty thin pool) exists; a missing VG is done.
+# release refuses while any LV (other than an empty thin pool) exists, naming each with what
+# holds it (mounted, held by another device, active); a missing VG is done.
 # Shipped as `sh -c '<lib.sh + this>' lvm-reconcile <args>`; standalone it sources lib.sh.
 set -eu
 set -f
@@ -92,11 +93,36 @@ zl_vg_pvs() {
     printf '%s\n' "$zl_vp_out" | awk -F'|' -v vg="$1" '{ gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2) } $2 == vg { print $1 "|" $3 + 0 }'
 }
 
-# zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG.
+# zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG, one per LV (segtype
+# is a segment field: lvs prints a row per segment, e.g. for an LV spanning two PVs).
 zl_vg_lvs() {
     zl_vl_out=$(lvs --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
         zc_fail "VG $1" "lvs"
-    printf '%s\n' "$zl_vl_out" | awk -F'|' 'NF { gsub(/ /, ""); print }'
+    printf '%s\n' "$zl_vl_out" | awk -F'|' 'NF { gsub(/ /, ""); if (!seen[$1]++) print }'
+}
+
+# zl_lv_use VG LV: what holds LV right now, for a refusal ("mounted at /mnt/x", "held by dm-7",
+# "active"), or nothing for an inactive LV. Read from sysfs (the device-mapper device named
+# <vg>-<lv>, dashes doubled), not from LVM's activation query, which needs the dm driver.
+zl_lv_use() {
+    zl_lu_name=$(printf '%s-%s' "$(printf '%s' "$1" | sed 's/-/--/g')" "$(printf '%s' "$2" | sed 's/-/--/g')")
+    for zl_lu_dm in $(zc_ls /sys/block); do
+        case $zl_lu_dm in dm-*) ;; *) continue ;; esac
+        [ "$(cat "/sys/block/$zl_lu_dm/dm/name" 2>/dev/null)" = "$zl_lu_name" ] || continue
+        zl_lu_num=$(cat "/sys/block/$zl_lu_dm/dev")
+        zl_lu_at=$(awk -v n="$zl_lu_num" '$3 == n { print $5; exit }' /proc/self/mountinfo)
+        if [ -n "$zl_lu_at" ]; then
+            printf 'mounted at %s' "$zl_lu_at"
+            return 0
+        fi
+        zl_lu_held=$(zc_ls "/sys/block/$zl_lu_dm/holders" | tr '\n' ' ')
+        if [ -n "$zl_lu_held" ]; then
+            printf 'held by %s' "${zl_lu_held% }"
+            return 0
+        fi
+        printf 'active'
+        return 0
+    done
 }
 
 # ---- apply --------------------------------------------------------------------------------------
@@ -228,11 +254,13 @@ zl_release() {
         zl_lv=${zl_line%%|*}
         zl_seg=${zl_line#*|}
         zl_seg=${zl_seg%%|*}
-        if [ "$zl_seg" = thin-pool ] && ! zl_pool_used "$zl_lv" "$zl_lvs"; then
-            zl_pools="$zl_pools${zl_pools:+ }$zl_lv"
-        else
-            zl_blocking="$zl_blocking${zl_blocking:+, }$zl_lv"
+        if [ "$zl_seg" = thin-pool ]; then
+            # A pool in use is not listed: the thin LVs in it are, and they block.
+            zl_pool_used "$zl_lv" "$zl_lvs" || zl_pools="$zl_pools${zl_pools:+ }$zl_lv"
+            continue
         fi
+        zl_use=$(zl_lv_use "$zl_vg" "$zl_lv")
+        zl_blocking="$zl_blocking${zl_blocking:+, }$zl_lv${zl_use:+: $zl_use}"
     done
     if [ -n "$zl_blocking" ]; then
         zc_die "VG $zl_vg" "holds logical volumes ($zl_blocking); remove them first"
