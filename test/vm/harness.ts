@@ -57,6 +57,11 @@ export interface RunOptions {
     stdin?: string | Buffer;
     /** Kill the ssh client after this long and reject. Default 300 s. */
     timeoutMs?: number;
+    /**
+     * Log in as this user instead of root (the user must exist in the guest and accept the run's
+     * client key). Such commands open their own SSH connection (the shared one is root's).
+     */
+    user?: string;
 }
 
 export interface RunResult {
@@ -102,7 +107,7 @@ export interface Guest {
     /** Milliseconds from starting QEMU to the first successful SSH command. */
     readonly bootMs: number;
     /**
-     * Runs `command` through a real ssh client as root: the string is handed to the guest's
+     * Runs `command` through a real ssh client as root (or `opts.user`): the string is handed to the guest's
      * login shell exactly as a remote command would be. Resolves with any exit code.
      * A string as second argument is taken as stdin (same as the node tier's harness).
      */
@@ -247,8 +252,9 @@ class GuestImpl implements Guest {
         );
     }
 
-    sshArgs(connectTimeoutS: number): string[] {
+    sshArgs(connectTimeoutS: number, user?: string): string[] {
         const c = this.connection;
+        const login = user ?? c.user;
         return [
             "-F", "/dev/null",
             "-o", "BatchMode=yes",
@@ -261,11 +267,12 @@ class GuestImpl implements Guest {
             "-o", "ServerAliveCountMax=8",
             "-o", "LogLevel=ERROR",
             // Use the guest's master connection when it is up; connect directly otherwise.
+            // The master is logged in as root: another user never multiplexes over it.
             "-o", "ControlMaster=no",
-            "-o", `ControlPath=${this.running.controlPath}`,
+            "-o", `ControlPath=${login === c.user ? this.running.controlPath : "none"}`,
             "-i", c.privateKeyPath,
             "-p", String(c.port),
-            `${c.user}@${c.host}`,
+            `${login}@${c.host}`,
         ];
     }
 
@@ -281,7 +288,7 @@ class GuestImpl implements Guest {
         const timeoutMs = o.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
         return new Promise((resolve, reject) => {
             // One argument after the destination: ssh sends it unchanged as the remote command string.
-            const child = spawn("ssh", [...this.sshArgs(connectTimeoutS), command], { stdio: ["pipe", "pipe", "pipe"] });
+            const child = spawn("ssh", [...this.sshArgs(connectTimeoutS, o.user), command], { stdio: ["pipe", "pipe", "pipe"] });
             const out: Buffer[] = [];
             const err: Buffer[] = [];
             child.stdout.on("data", (c: Buffer) => out.push(c));
