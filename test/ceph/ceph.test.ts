@@ -1,16 +1,54 @@
 /**
  * Ceph tier: a real one-host cluster (mon, mgr, mds, OSDs on loop devices) brought up by the
- * node scripts in components/node/ceph, on 127.0.0.1, from Debian's ceph packages.
+ * commands the program renders for a small cephfs stack (the offline plan: container commands,
+ * env, ceph.conf, node disk commands, the OSD drain), from Debian's ceph packages.
  * Steps run in order and share the cluster; see test/ceph/README.md.
  */
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, RunResult, waitFor } from "./cluster";
+import { CephPlan, PlannedContainer, withDevices } from "./planned";
+import { cephScriptText } from "../../components/cephfs/scripts";
 
 const FS = "shared-fs";
+const NODE1 = "zc-node-1";
+const NODE2 = "zc-node-2";
+const WIPE_FS = "wipe-fs";
+const WIPE_NODE = "zc-node-3";
+const CONTEXT = "ceph-tier";
+/** The admin pod the fake kubectl reports on every node. */
+const ADMIN_POD = `ceph-${FS}-admin-tier`;
+
+/**
+ * Runs a planned node command as the remote command would: `sh -c '<command>'` as root on the
+ * host (outside the Ceph namespace, no Ceph settings in its environment).
+ */
+function onNode(command: string): Promise<RunResult> {
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+        const child = spawn("/bin/sh", ["-c", command], { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += String(d)));
+        child.stderr.on("data", (d) => (stderr += String(d)));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+        child.on("error", reject);
+        child.on("close", (code) => {
+            clearTimeout(timer);
+            resolve({ code, stdout, stderr, ms: Date.now() - started });
+        });
+    });
+}
+
+/** The planned OSD container with its action word replaced (`run` -> `prepare`). */
+function osdAction(c: PlannedContainer, action: string): PlannedContainer {
+    assert.deepEqual(c.command.slice(3, 5), ["ceph-osd", "run"], `${c.id}: sh -c <script> ceph-osd run ...`);
+    return { ...c, command: [...c.command.slice(0, 4), action, ...c.command.slice(5)] };
+}
 /** Health checks this single-host test cluster may show at the end: none. */
 const ALLOWED_HEALTH_CHECKS = new Set<string>();
 
@@ -59,6 +97,61 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     };
     let mountDir = "";
     let osd0Uuid = "";
+    let plan: CephPlan;
+    /** OSD workload names (= Deployment names) by device key. */
+    const osdWorkload: Record<string, string> = {};
+
+    /**
+     * Runs the planned delete of the drain resource of (device key, node) as the local command
+     * would (`/bin/sh -c <delete>`, its environment), with fake-kubectl.sh as kubectl; returns
+     * the result and the kubectl argv it made.
+     */
+    async function removeOsd(key: string, node: string): Promise<{ r: RunResult; calls: string[][] }> {
+        const drain = plan.drain(node, path.basename(devices[key]));
+        const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
+        fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
+        fs.mkdirSync(path.join(dir, "pods"));
+        const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
+        if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
+        const adminEnv = c.env();
+        fs.writeFileSync(path.join(dir, "admin.env"), Object.entries(adminEnv).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
+        const log = path.join(dir, "calls");
+        fs.writeFileSync(log, "");
+        const started = Date.now();
+        const r = await new Promise<RunResult>((resolve, reject) => {
+            const child = spawn("/bin/sh", ["-c", drain.delete], {
+                env: {
+                    PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+                    ...drain.environment,
+                    ZCLOUD_TEST_KUBECTL_LOG: log,
+                    ZCLOUD_TEST_ADMIN_POD: ADMIN_POD,
+                    ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
+                    ZCLOUD_TEST_NSPID: String(c.nsTarget),
+                    ZCLOUD_TEST_PODS: path.join(dir, "pods"),
+                },
+                stdio: ["ignore", "pipe", "pipe"],
+            });
+            let stdout = "";
+            let stderr = "";
+            child.stdout.on("data", (d) => (stdout += String(d)));
+            child.stderr.on("data", (d) => (stderr += String(d)));
+            const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+            child.on("error", reject);
+            child.on("close", (code) => {
+                clearTimeout(timer);
+                resolve({ code, stdout, stderr, ms: Date.now() - started });
+            });
+        });
+        c.transcript.push(r.stdout, r.stderr);
+        const words = fs.readFileSync(log, "utf8").split("\0");
+        const calls: string[][] = [];
+        for (let i = 0; i < words.length - 1; ) {
+            const n = Number(words[i]);
+            calls.push(words.slice(i + 1, i + 1 + n));
+            i += 1 + n;
+        }
+        return { r, calls };
+    }
 
     before(async () => {
         // A tier that cannot run fails (it never skips): say what is missing.
@@ -66,12 +159,24 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         if (missing.length > 0) {
             throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
         }
-        c = await CephTestCluster.start();
+        c = CephTestCluster.create();
         devices.a = c.loop("osd-a", 3072);
         devices.b = c.loop("osd-b", 3072);
         devices.c = c.loop("osd-c", 3072);
         devices.foreign = c.loop("foreign", 64);
-        lap("setup (temp dir, keys, namespace, loop devices)");
+        // The test host as two Kubernetes nodes (two crush hosts), and a wipe storage on a third.
+        plan = await CephPlan.plan({
+            storage: FS,
+            hosts: { [NODE1]: [devices.a], [NODE2]: [devices.b, devices.c] },
+            wipeStorage: WIPE_FS,
+            wipeHosts: { [WIPE_NODE]: [devices.foreign] },
+            kubeContext: CONTEXT,
+        });
+        lap("setup: loop devices, plan");
+        const [wa, wb, wc] = c.osdWorkloadsOf(plan);
+        Object.assign(osdWorkload, { a: wa, b: wb, c: wc });
+        await c.boot(plan);
+        lap("setup: keys, ceph.conf, namespace");
     });
 
     after(async () => {
@@ -84,21 +189,34 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     });
 
     it("mon init creates the store once, leaves an existing store untouched, refuses another cluster's", async () => {
-        const monArgs = ["--id", c.monId, "--mon", `${c.monId}=[v2:127.0.0.1:${c.port}]`];
-        const first = ok(await c.script("ceph-mon-init", monArgs));
+        // What the mon workload renders: the init's --mon is the Service ClusterIP that
+        // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
+        const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
+        assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", "a", "--mon", `a=${c.monIp}`]);
+        const mon = plan.container(`ceph-${FS}-mon-a`, "mon");
+        assert.deepEqual(mon.command, ["ceph-mon", "--foreground", "--id", "a", "--setuser", "ceph", "--setgroup", "ceph", `--public-addr=${c.monIp}`, "--public-bind-addr=$(POD_IP)"]);
+        assert.deepEqual(mon.env.find((e) => e.name === "POD_IP"), { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
+        for (const ct of [init, mon]) {
+            assert.deepEqual(ct.env.filter((e) => e.name !== "POD_IP"), [
+                { name: "CEPH_CONF", value: "/etc/ceph/ceph.conf" },
+                { name: "ZCLOUD_CEPH_KEYS", value: "/etc/zcloud/ceph-keys" },
+                { name: "ZCLOUD_CEPH_DATA", value: "/var/lib/ceph" },
+            ]);
+        }
+        const first = ok(await c.container(init));
         assert.match(first.stdout, /^zcloud: mon\.a: created store at \/var\/lib\/ceph\/mon\/ceph-a for cluster /m);
         const store = path.join(c.dataDir, "mon", "ceph-a");
         const keyring = fs.readFileSync(path.join(store, "keyring"), "utf8");
         assert.doesNotMatch(keyring, /client\.admin/, "the store's keyring holds only the mon. key");
         const before = snapshot(store);
 
-        const again = ok(await c.script("ceph-mon-init", monArgs));
+        const again = ok(await c.container(init));
         assert.deepEqual(decisions(again.stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
         assert.deepEqual(snapshot(store), before);
 
         const otherConf = path.join(c.tmp, "etc", "other.conf");
         c.writeConf(otherConf, "00000000-1111-2222-3333-444444444444");
-        const foreign = await c.script("ceph-mon-init", monArgs, { env: c.env({ CEPH_CONF: otherConf }) });
+        const foreign = await c.container(init, { env: { CEPH_CONF: otherConf } });
         assert.equal(foreign.code, 1, show(foreign));
         assert.match(foreign.stderr, /zcloud: mon\.a: refused: store .* belongs to cluster [0-9a-f-]+, not 00000000-/);
         assert.deepEqual(snapshot(store), before);
@@ -108,27 +226,36 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]);
             return q.quorum_names.includes("a") ? true : undefined;
         });
+        const monmap = await c.cephJson<{ mons: { name: string; public_addrs: { addrvec: { type: string; addr: string }[] } }[] }>(["mon", "dump"]);
+        assert.deepEqual(monmap.mons.map((m) => [m.name, m.public_addrs.addrvec.map((a) => `${a.type}:${a.addr}`)]), [["a", [`v2:${c.monIp}:3300`, `v1:${c.monIp}:6789`]]]);
         lap("mon: init x3, start, quorum");
     });
 
     it("keyrings: Secret keys imported, daemon keys created, idempotent, a changed key refused", async () => {
-        const csi = ["import", "client.csi", "csi", "--key-file", c.keyFile("csi"), "--fs", FS];
+        // the filesystem Job's csi-user container and the mgr/mds keyring init containers
+        const csi = plan.container(`${FS}-filesystem`, "csi-user");
+        assert.deepEqual(csi.command.slice(3), ["ceph-keyring", "import", "client.csi", "csi", "--key-file", "/etc/zcloud/ceph-keys/csi", "--fs", FS]);
+        const keyring = (type: "mgr" | "mds", id: string) => {
+            const k = plan.container(`ceph-${FS}-${type}-${id}`, "keyring");
+            assert.deepEqual(k.command.slice(3), ["ceph-keyring", "daemon", type, id]);
+            return k;
+        };
         const boot = ["import", "client.bootstrap-osd", "bootstrap-osd", "--key-file", c.keyFile("bootstrap-osd")];
         // bootstrap-osd came with the mon store (mkfs keyring); csi is new.
         assert.deepEqual(decisions(ok(await c.script("ceph-keyring", boot)).stdout), ["zcloud: client.bootstrap-osd: exists; caps match role bootstrap-osd"]);
-        assert.match(ok(await c.script("ceph-keyring", csi)).stdout, /zcloud: client\.csi: created with the key from .* and role csi caps/);
-        assert.match(ok(await c.script("ceph-keyring", ["daemon", "mgr", "a"])).stdout, /zcloud: mgr\.a: created with role mgr caps\nzcloud: mgr\.a: keyring written to/);
-        assert.match(ok(await c.script("ceph-keyring", ["daemon", "mds", "a"])).stdout, /zcloud: mds\.a: created/);
+        assert.match(ok(await c.container(csi)).stdout, /zcloud: client\.csi: created with the key from .* and role csi caps/);
+        assert.match(ok(await c.container(keyring("mgr", "a"))).stdout, /zcloud: mgr\.a: created with role mgr caps\nzcloud: mgr\.a: keyring written to/);
+        assert.match(ok(await c.container(keyring("mds", "a"))).stdout, /zcloud: mds\.a: created/);
 
-        assert.deepEqual(decisions(ok(await c.script("ceph-keyring", csi)).stdout), ["zcloud: client.csi: exists; caps match role csi"]);
-        assert.deepEqual(decisions(ok(await c.script("ceph-keyring", ["daemon", "mgr", "a"])).stdout), [
+        assert.deepEqual(decisions(ok(await c.container(csi)).stdout), ["zcloud: client.csi: exists; caps match role csi"]);
+        assert.deepEqual(decisions(ok(await c.container(keyring("mgr", "a"))).stdout), [
             "zcloud: mgr.a: exists; caps match role mgr",
             "zcloud: mgr.a: keyring /var/lib/ceph/mgr/ceph-a/keyring in place",
         ]);
 
         // caps that drifted are set again
         ok(await c.ceph(["auth", "caps", "client.csi", "mon", "allow r"]));
-        assert.deepEqual(decisions(ok(await c.script("ceph-keyring", csi)).stdout), ["zcloud: client.csi: exists; caps set to role csi"]);
+        assert.deepEqual(decisions(ok(await c.container(csi)).stdout), ["zcloud: client.csi: exists; caps set to role csi"]);
         const got = await c.cephJson<{ caps: Record<string, string> }[]>(["auth", "get", "client.csi"]);
         assert.equal(got[0].caps.mds, `allow r fsname=${FS} path=/volumes, allow rws fsname=${FS} path=/volumes/csi`);
 
@@ -148,24 +275,52 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         lap("keyrings: import, daemon keys, re-runs, refusal; start mgr + mds");
     });
 
-    it("OSDs: two clean loop devices are prepared, activated and come up under crush host <node>", async () => {
-        c.osdDaemon("osd.0", devices.a);
+    it("node disk commands pass clean devices; two OSD workloads prepare, activate and start under crush host <node>", async () => {
+        // the planned `<storage>-<node>-disks` create, run on the host as root (it guards, never prepares)
+        for (const [node, devs] of [[NODE1, [devices.a]], [NODE2, [devices.b, devices.c]]] as const) {
+            const disks = plan.disks(FS, node);
+            assert.equal(disks.update, disks.create);
+            assert.ok(disks.create.endsWith(` cephfs-disks apply --fsid ${c.fsid} ${devs.join(" ")}`), disks.create.slice(-200));
+            assert.ok(disks.delete.endsWith(` cephfs-disks release --fsid ${c.fsid} ${devs.join(" ")}`), disks.delete.slice(-200));
+            const r = ok(await onNode(disks.create));
+            assert.equal(r.stderr, "");
+            for (const dev of devs) {
+                assert.ok(decisions(r.stdout).includes(`zcloud: ${dev}: ready for a new OSD`), r.stdout);
+                assert.match(r.stdout, new RegExp(`^zcloud-device: ${dev} \\S+$`, "m"));
+            }
+        }
+
+        // the planned OSD workloads: sh -c '<scripts>' ceph-osd run --device <dev> --host <node>
+        for (const [k, node] of [["a", NODE1], ["b", NODE2], ["c", NODE2]]) {
+            const osd = plan.container(osdWorkload[k], "osd");
+            assert.deepEqual(osd.command.slice(3), ["ceph-osd", "run", "--device", devices[k], "--host", node]);
+            assert.deepEqual(c.containerEnv(osd).ZCLOUD_CEPH_KEYS, path.join(c.tmp, "osd-keys"), "the OSD gets the OSD Secret only");
+        }
+        assert.deepEqual(fs.readdirSync(path.join(c.tmp, "osd-keys")), ["bootstrap-osd"]);
+        c.osdDaemon("osd.0", osdWorkload.a);
         // one at a time: ids follow the order, and the machine has two cores
         await waitFor("osd.0 up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds >= 1 ? true : undefined));
-        c.osdDaemon("osd.1", devices.b);
+        c.osdDaemon("osd.1", osdWorkload.b);
         await waitFor("2 OSDs up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
-        for (const [name, dev] of [["osd.0", devices.a], ["osd.1", devices.b]]) {
+        for (const [name, dev, node] of [["osd.0", devices.a, NODE1], ["osd.1", devices.b, NODE2]]) {
             const log = c.daemonLog(name);
             assert.match(log, new RegExp(`zcloud: ${dev}: clean device; preparing a new OSD`));
             assert.match(log, new RegExp(`zcloud-osd: ${dev} ${name.slice(4)} [0-9a-f-]{36}`));
-            assert.match(log, new RegExp(`zcloud: ${name}: starting the daemon \\(crush location root=default host=${c.host}\\)`));
+            assert.match(log, new RegExp(`zcloud: ${name}: starting the daemon \\(crush location root=default host=${node}\\)`));
         }
         osd0Uuid = /zcloud-osd: \S+ 0 (\S+)/.exec(c.daemonLog("osd.0"))![1];
         const tree = await c.cephJson<{ nodes: { name: string; type: string; children?: number[] }[] }>(["osd", "tree"]);
-        const host = tree.nodes.find((n) => n.type === "host");
-        assert.equal(host?.name, c.host);
-        assert.deepEqual([...(host?.children ?? [])].sort(), [0, 1]);
-        lap("OSDs: prepare + activate + start two");
+        const hosts = Object.fromEntries(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, [...(n.children ?? [])].sort()]));
+        assert.deepEqual(hosts, { [NODE1]: [0], [NODE2]: [1] });
+
+        // a device carrying this cluster's real OSD label passes the disk command untouched
+        const again = ok(await onNode(plan.disks(FS, NODE1).create));
+        assert.deepEqual(decisions(again.stdout), [
+            `zcloud: ${devices.a}: already osd.0 of this cluster; left as it is`,
+            `zcloud: ${devices.a}: no /dev/disk/by-id name, using ${devices.a}`,
+        ]);
+        ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.a]));
+        lap("disk commands; OSDs: prepare + activate + start two");
     });
 
     it("fs: pools sized by hosts, the file system and the csi subvolume group; a re-run changes nothing", async () => {
@@ -174,8 +329,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(tooMany.code, 1, show(tooMany));
         assert.match(tooMany.stderr, /zcloud: shared-fs: refused: replicas 2 exceed the 1 host\(s\)/);
 
-        // crush places this test's replicas on OSDs (chooseleaf type 0): two OSDs act as two hosts
-        const first = ok(await c.script("ceph-fs", ["apply", "--fs", FS, "--hosts", "2", "--timeout", "120"], { timeoutMs: 240_000 }));
+        // the filesystem Job: init container ceph-fs.sh apply, then the csi-user container
+        const job = plan.container(`${FS}-filesystem`, "filesystem");
+        assert.deepEqual(job.command.slice(3), ["ceph-fs", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
+        const first = ok(await c.container(job, { timeoutMs: 240_000 }));
         assert.deepEqual(decisions(first.stdout), [
             "zcloud: shared-fs: replicas 2, min_size 1 for 2 host(s)",
             "zcloud: pool shared-fs-metadata: created",
@@ -188,7 +345,9 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             ...decisions(first.stdout).filter((l) => l.includes("waiting up to")),
             "zcloud: shared-fs: subvolume group csi created",
         ]);
-        const again = ok(await c.script("ceph-fs", ["apply", "--fs", FS, "--hosts", "2"]));
+        assert.deepEqual(decisions(ok(await c.container(plan.container(`${FS}-filesystem`, "csi-user"))).stdout), ["zcloud: client.csi: exists; caps match role csi"]);
+        // the Job re-runs (host count changed, pod retried): nothing changes
+        const again = ok(await c.container(job));
         for (const line of decisions(again.stdout)) assert.doesNotMatch(line, /created|set to/, line);
         assert.ok(decisions(again.stdout).includes("zcloud: shared-fs: subvolume group csi exists"), again.stdout);
 
@@ -223,14 +382,15 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
     it("prepare on a device that already is an OSD of this cluster activates it, never prepares again", async () => {
         await c.stopDaemon("osd.0");
-        const r = ok(await c.script("ceph-osd", ["prepare", "--device", devices.a, "--host", c.host]));
+        // the OSD workload's command with `prepare` for `run`
+        const r = ok(await c.container(osdAction(plan.container(osdWorkload.a, "osd"), "prepare")));
         assert.deepEqual(decisions(r.stdout), [
             `zcloud: ${devices.a}: already osd.0 of this cluster (uuid ${osd0Uuid}); activating, not preparing`,
             `zcloud: ${devices.a}: activated osd.0 at /var/lib/ceph/osd/ceph-0`,
         ]);
         assert.match(r.stdout, new RegExp(`^zcloud-osd: ${devices.a} 0 ${osd0Uuid}$`, "m"));
         fs.renameSync(path.join(c.tmp, "log", "osd.0.out"), path.join(c.tmp, "log", "osd.0-first.out"));
-        c.osdDaemon("osd.0", devices.a);
+        c.osdDaemon("osd.0", osdWorkload.a);
         await waitFor("osd.0 up again", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
         assert.match(c.daemonLog("osd.0"), /already osd\.0 of this cluster/);
         assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
@@ -242,29 +402,46 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         ok(await c.exec(["dd", `if=${devices.a}`, `of=${devices.foreign}`, "bs=4096", "count=1", "conv=fsync", "status=none"]));
         const otherFsid = "11111111-2222-3333-4444-555555555555";
         ok(await c.exec(["ceph-bluestore-tool", "set-label-key", "--dev", devices.foreign, "-k", "ceph_fsid", "-v", otherFsid]));
-        const r = await c.script("ceph-osd", ["prepare", "--device", devices.foreign, "--host", c.host]);
+        const r = await c.script("ceph-osd", ["prepare", "--device", devices.foreign, "--host", NODE1]);
         assert.equal(r.code, 1, show(r));
         assert.match(r.stderr, new RegExp(`zcloud: ${devices.foreign}: refused: carries an OSD of another Ceph cluster \\(fsid ${otherFsid}, osd\\.0\\)`));
         const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.foreign]);
         assert.equal(zap.code, 1, show(zap));
         assert.match(zap.stderr, /refused: carries an OSD of another Ceph cluster/);
+        // the node disk command (node 1's, device swapped) and the wipe storage's own refuse it too
+        const disks1 = (devs: string[]) => withDevices(plan.disks(FS, NODE1).create, [devices.a], devs);
+        const wipeDisks = plan.disks(WIPE_FS, WIPE_NODE).create;
+        assert.ok(wipeDisks.includes(" cephfs-disks apply --wipe --fsid "), "wipe: true renders --wipe");
+        for (const cmd of [disks1([devices.foreign]), disks1([devices.foreign, devices.a]), wipeDisks]) {
+            const d = await onNode(cmd);
+            assert.equal(d.code, 1, show(d));
+            assert.match(d.stderr, new RegExp(`^zcloud: ${devices.foreign}: refused: carries an OSD of another Ceph cluster \\(fsid ${otherFsid}\\); not touching it$`, "m"));
+            assert.equal(d.stdout, "", "nothing decided before every device passed");
+        }
         const label = ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.foreign]));
         assert.match(label.stdout, new RegExp(`"ceph_fsid": "${otherFsid}"`), "label untouched");
 
         ok(await c.exec(["wipefs", "-a", "-q", devices.foreign]));
         ok(await c.exec(["mkfs.ext4", "-q", devices.foreign]));
-        const ext4 = await c.script("ceph-osd", ["prepare", "--device", devices.foreign, "--host", c.host]);
+        const ext4 = await c.script("ceph-osd", ["prepare", "--device", devices.foreign, "--host", NODE1]);
         assert.equal(ext4.code, 1, show(ext4));
         assert.match(ext4.stderr, /refused: carries signatures \(ext4\)/);
+        const ext4Disks = await onNode(disks1([devices.foreign]));
+        assert.equal(ext4Disks.code, 1, show(ext4Disks));
+        assert.match(ext4Disks.stderr, new RegExp(`zcloud: ${devices.foreign}: refused: .*ext4`));
         assert.equal(ok(await c.exec(["blkid", "-o", "value", "-s", "TYPE", devices.foreign])).stdout.trim(), "ext4");
-        lap("refusals: foreign fsid, ext4");
+        // unless the storage says wipe: the wipe storage's disk command erases the signature
+        const wiped = ok(await onNode(wipeDisks));
+        assert.ok(decisions(wiped.stdout).includes(`zcloud: ${devices.foreign}: ready for a new OSD`), wiped.stdout);
+        assert.equal((await c.exec(["blkid", "-o", "value", "-s", "TYPE", devices.foreign])).stdout.trim(), "");
+        lap("refusals: foreign fsid, ext4 (OSD script and disk commands); wipe");
     });
 
     it("drain refuses to take out an OSD whose data has nowhere to go; zap and purge refuse too", async () => {
         // two OSDs, two replicas: without osd.1 no pool fits
         const r = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8"]);
         assert.equal(r.code, 1, show(r));
-        assert.match(r.stderr, /zcloud: osd\.1: refused: draining it would leave pools without room for their replicas \(.*shared-fs-data needs 2 osds, 1 would remain.*\); add capacity or lower replicas first - not marked out/);
+        assert.match(r.stderr, /zcloud: osd\.1: refused: draining it would leave pools without room for their replicas \(.*shared-fs-data needs 2 hosts, 1 would remain.*\); add capacity or lower replicas first - not marked out/);
         const dump = await c.cephJson<{ osds: { osd: number; in: number }[] }>(["osd", "dump"]);
         assert.equal(dump.osds.find((o) => o.osd === 1)?.in, 1, "osd.1 is still in");
 
@@ -275,12 +452,18 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(purge.code, 3, show(purge));
         assert.match(purge.stderr, /zcloud: osd\.1: refused: still up after 3s; stop its daemon before purging/);
         ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]));
+        // the node leaving (its disk command's delete) is refused while osd.1 is on its device
+        const release = await onNode(plan.disks(FS, NODE2).delete);
+        assert.equal(release.code, 1, show(release));
+        assert.equal(release.stderr, `zcloud: ${devices.b}: refused: still holds osd.1 of this cluster; its drain (mark out, wait, purge, zap) has not finished\n`);
+        assert.deepEqual(decisions(release.stdout), [`zcloud: ${devices.c}: holds no OSD of this cluster; released`]);
+        ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]));
         assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
-        lap("drain/zap/purge refusals");
+        lap("drain/zap/purge/release refusals");
     });
 
     it("with a third OSD the drain moves the data (bounded while held back): out, safe, stop, purge, zap; the file stays readable", async () => {
-        c.osdDaemon("osd.2", devices.c);
+        c.osdDaemon("osd.2", osdWorkload.c);
         await waitFor("3 OSDs up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
 
         // data that cannot move yet (backfill held back): the wait is bounded and says why
@@ -292,25 +475,73 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.ok(held.ms < 40_000, `bounded: took ${held.ms} ms`);
         for (const flag of ["nobackfill", "norecover", "norebalance"]) ok(await c.ceph(["osd", "unset", flag]));
 
-        const drain = ok(await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "180"], { timeoutMs: 240_000 }));
-        assert.equal(decisions(drain.stdout)[0], "zcloud: osd.1: already out");
-        assert.equal(decisions(drain.stdout).at(-1), "zcloud: osd.1: safe to destroy; stop its daemon, then purge");
-        await c.stopDaemon("osd.1");
-        assert.deepEqual(decisions(ok(await c.script("ceph-osd-drain", ["purge", "--id", "1", "--timeout", "60"])).stdout).filter((l) => !l.includes("waiting")), [
-            "zcloud: osd.1: purged (osdmap, crush and auth entries removed)",
+        // The planned delete of osd.1's drain resource, run where `pulumi up` runs, with a
+        // kubectl that plays the API server (fake-kubectl.sh): `exec` runs in the cluster's
+        // namespace with the admin container's env; scale/wait stop the OSD workload's daemon.
+        // Before: keep osd.1's label block to put back later (stand-in for v19's copies below).
+        const labelBlock = path.join(c.tmp, "scratch", "osd1-label");
+        ok(await c.exec(["dd", `if=${devices.b}`, `of=${labelBlock}`, "bs=4096", "count=1", "status=none"]));
+        const removal = await removeOsd("b", NODE2);
+        const out = ok(removal.r).stdout;
+        const osd1 = decisions(out).filter((l) => l.startsWith("zcloud: osd.1: "));
+        assert.equal(osd1[0], "zcloud: osd.1: already out");
+        assert.ok(osd1.includes("zcloud: osd.1: safe to destroy; stop its daemon, then purge"), out);
+        assert.deepEqual(osd1.filter((l) => /purged/.test(l)), ["zcloud: osd.1: purged (osdmap, crush and auth entries removed)"]);
+        const subject = `zcloud: ${NODE2} ${devices.b}: `;
+        assert.deepEqual(decisions(out).filter((l) => l.startsWith(subject)), [
+            `${subject}holds osd.1; draining before its workload is deleted`,
+            `${subject}osd.1 workload ${osdWorkload.b} scaled to 0`,
+            `${subject}osd.1 drained, purged and zapped`,
         ]);
-        // stand-in for v19's label copy at 1 GiB (16.2 writes none): the zap must clear it too
+        assert.match(out, new RegExp(`zcloud: ${devices.b}: zapped \\(label of purged osd\\.1, uuid [0-9a-f-]{36}, erased\\)`));
+        assert.equal(c.daemonPid("osd.1"), undefined, "osd.1's daemon is gone");
+        // the kubectl calls the drain made, as rendered
+        const admin = plan.resource(`ceph-${FS}-admin`, "kubernetes:apps/v1:DaemonSet").inputs as { spec: { selector: { matchLabels: Record<string, string> } } };
+        const adminSelector = Object.entries(admin.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
+        const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
+        const calls = removal.calls;
+        const sorted = (sel: string) => sel.split(",").sort().join(",");
+        assert.deepEqual([...calls[0].slice(0, 7), sorted(calls[0][7]), ...calls[0].slice(8)], [...ctx, "get", "pods", "--selector", sorted(adminSelector), "--field-selector", `spec.nodeName=${NODE2},status.phase=Running`, "--output", "jsonpath={.items[0].metadata.name}"]);
+        assert.deepEqual(calls[1].slice(0, 7), [...ctx, "exec", ADMIN_POD, "--"]);
+        assert.deepEqual(calls[1].slice(calls[1].length - 2), ["cephfs-osd-id", devices.b]);
+        const drainScript = plan.drain(NODE2, path.basename(devices.b)).environment.ZCLOUD_CEPH_DRAIN_SCRIPT;
+        const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript, "ceph-osd-drain", ...args];
+        assert.deepEqual(calls.slice(2), [
+            inPod("drain", "--id", "1", "--timeout", "600"),
+            [...ctx, "get", "deployment", osdWorkload.b, "--ignore-not-found", "--output", "name"],
+            [...ctx, "scale", "deployment", osdWorkload.b, "--replicas=0"],
+            [...ctx, "wait", "--for=delete", "pod", "--selector", `storage.zcloud.io/ceph-osd=${osdWorkload.b}`, "--timeout", "600s"],
+            inPod("purge", "--id", "1", "--timeout", "600"),
+            inPod("zap", "--device", devices.b),
+        ]);
+        assert.equal(drainScript, cephScriptText("ceph-osd-drain.sh"));
+        let label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
+        assert.notEqual(label.code, 0, "no bluestore label left");
+
+        // v19 keeps label copies (at 1 GiB on this 3 GiB device; 16.2 writes none): with the old
+        // label put back and a stand-in copy, zap (the drain script the plan ships) clears both
+        ok(await c.exec(["dd", `if=${labelBlock}`, `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
         ok(await c.exec(["dd", "if=/dev/urandom", `of=${devices.b}`, "bs=4096", "seek=262144", "count=1", "conv=notrunc", "status=none"]));
-        const zap = ok(await c.script("ceph-osd-drain", ["zap", "--device", devices.b]));
+        const inAdmin = (...args: string[]) => c.exec(["/bin/sh", "-c", drainScript, "ceph-osd-drain", ...args], { record: true });
+        const zap = ok(await inAdmin("zap", "--device", devices.b));
         assert.match(zap.stdout, new RegExp(`zcloud: ${devices.b}: zapped \\(label of purged osd\\.1, uuid [0-9a-f-]{36}, erased\\)`));
-        const label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
+        label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
         assert.notEqual(label.code, 0, "no bluestore label left");
         // where v19 BlueStore keeps a label copy (1 GiB on this 3 GiB device): zeroed as well
         const copy = ok(await c.exec(["sh", "-c", 'dd if="$1" bs=4096 skip=262144 count=1 status=none | od -An -v -tx1 | tr -d " \n0"', "read", devices.b]));
         assert.equal(copy.stdout, "", "4 KiB at 1 GiB are zero");
-        // re-runs are no-ops
-        assert.deepEqual(decisions(ok(await c.script("ceph-osd-drain", ["purge", "--id", "1"])).stdout), ["zcloud: osd.1: already purged"]);
-        assert.deepEqual(decisions(ok(await c.script("ceph-osd-drain", ["zap", "--device", devices.b])).stdout), [`zcloud: ${devices.b}: no bluestore label; nothing to zap`]);
+        // re-runs are no-ops: the scripts, and the whole planned drain again
+        assert.deepEqual(decisions(ok(await inAdmin("purge", "--id", "1")).stdout), ["zcloud: osd.1: already purged"]);
+        assert.deepEqual(decisions(ok(await inAdmin("zap", "--device", devices.b)).stdout), [`zcloud: ${devices.b}: no bluestore label; nothing to zap`]);
+        const rerun = await removeOsd("b", NODE2);
+        assert.deepEqual(decisions(ok(rerun.r).stdout), [`${subject}no OSD label on the device; nothing to drain`]);
+
+        // the node's disk command may now let the device go (osd.2 on the other device still holds)
+        const released = ok(await onNode(withDevices(plan.disks(FS, NODE2).delete, [devices.b, devices.c], [devices.b])));
+        assert.deepEqual(decisions(released.stdout), [`zcloud: ${devices.b}: holds no OSD of this cluster; released`]);
+        const stillHeld = await onNode(plan.disks(FS, NODE2).delete);
+        assert.equal(stillHeld.code, 1, show(stillHeld));
+        assert.match(stillHeld.stderr, new RegExp(`^zcloud: ${devices.c}: refused: still holds osd.2 of this cluster`));
 
         const tree = await c.cephJson<{ nodes: { id: number }[] }>(["osd", "tree"]);
         assert.deepEqual(tree.nodes.map((n) => n.id).filter((id) => id >= 0).sort(), [0, 2]);

@@ -1,27 +1,29 @@
 /**
- * A one-host Ceph test cluster on 127.0.0.1, brought up by the node scripts under
- * components/node/ceph from Debian's ceph packages, in a temp dir and a private mount namespace.
+ * A one-host Ceph test cluster, brought up by the commands the program renders (test/ceph/planned.ts)
+ * from Debian's ceph packages, in a temp dir and a private mount and network namespace.
  *
  * The namespace (test/ceph/ns-holder.sh) maps <tmp>/data to /var/lib/ceph and <tmp>/varlog to
- * /var/log/ceph, because ceph-volume hard-codes those paths; everything else is configured:
- * CEPH_CONF=<tmp>/etc/ceph.conf, keys in <tmp>/keys (bare keys, as the Secret mounts them).
+ * /var/log/ceph, because ceph-volume hard-codes those paths, and has its own loopback carrying
+ * the mon Service's ClusterIP from the plan. The containers' mounts become test paths:
+ * /etc/ceph -> <tmp>/etc (the ConfigMap's ceph.conf plus test settings), the Secrets' mount ->
+ * <tmp>/keys or <tmp>/osd-keys (bare keys, mode as the Secret volume sets it).
  * The holder tears everything down when stop() is called or when this process dies.
  */
 import { spawn, execFileSync, ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { readNodeScript, renderNodeCommand } from "../../components/node/script";
+import { cephNames } from "../../components/cephfs/cluster";
+import { renderNodeCommand } from "../../components/node/script";
+import { CephPlan, PlannedContainer } from "./planned";
 
 export const CEPH_BINARIES = [
     "ceph", "ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-volume", "ceph-fuse", "ceph-conf",
     "ceph-authtool", "ceph-bluestore-tool", "monmaptool", "udevadm", "unshare", "nsenter", "losetup",
-    "wipefs", "blkid", "mkfs.ext4",
+    "wipefs", "blkid", "mkfs.ext4", "ip",
 ];
 /** Debian packages CI must install for this tier (ceph-volume ships in ceph-osd). */
-export const CEPH_APT_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-fuse", "ceph-common", "udev", "e2fsprogs"];
+export const CEPH_APT_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-fuse", "ceph-common", "udev", "e2fsprogs", "iproute2"];
 
 /** Keys the program would generate and hand over in Secrets (file name = Secret key). */
 export const KEY_NAMES = ["admin", "mon", "bootstrap-osd", "csi"] as const;
@@ -49,17 +51,6 @@ export function missingPrerequisites(): string[] {
     return missing;
 }
 
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => {
-            const addr = srv.address();
-            srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-        });
-    });
-}
-
 export function sleep(ms: number): Promise<void> {
     return new Promise((r) => setTimeout(r, ms));
 }
@@ -82,18 +73,62 @@ export async function waitFor<T>(what: string, timeoutMs: number, fn: () => Prom
     }
 }
 
+/**
+ * Settings of this test only, merged into the ConfigMap's ceph.conf (same key: replaced):
+ * admin sockets in the temp dir, daemons other than the mon on 127.0.0.1, a temp dir that
+ * shares its disk, small PG counts and caches for a 2-core machine.
+ */
+export const TEST_CONF: Record<string, string> = {
+    public_addr: "127.0.0.1",
+    cluster_addr: "127.0.0.1",
+    mon_data_avail_warn: "2",
+    mon_data_avail_crit: "1",
+    osd_pool_default_pg_num: "8",
+    osd_pool_default_pgp_num: "8",
+    osd_pool_default_pg_autoscale_mode: "off",
+    osd_memory_target: "939524096",
+    bluestore_cache_autotune: "false",
+    bluestore_cache_size: "67108864",
+    osd_op_num_shards: "1",
+    osd_op_num_threads_per_shard: "1",
+    mds_cache_memory_limit: "134217728",
+};
+
+/** ceph.conf text with `key = value` lines replaced (or appended to [global]) from overrides. */
+export function mergeConf(conf: string, overrides: Record<string, string>): string {
+    const left = new Map(Object.entries(overrides));
+    const lines = conf.split("\n").map((line) => {
+        const m = /^(\w+) = /.exec(line);
+        if (m && left.has(m[1])) {
+            const v = left.get(m[1])!;
+            left.delete(m[1]);
+            return `${m[1]} = ${v}`;
+        }
+        return line;
+    });
+    while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+    return [...lines, ...[...left].map(([k, v]) => `${k} = ${v}`), ""].join("\n");
+}
+
 export class CephTestCluster {
-    readonly fsid = randomUUID();
     readonly monId = "a";
-    readonly host = "zc-node-1";
+    /** What the program renders for this test's stack; set by boot(). */
+    plan!: CephPlan;
     /** Everything the node scripts printed, to check that no key ever shows up. */
     readonly transcript: string[] = [];
     private readonly daemons = new Map<string, ChildProcess>();
     private holder?: ChildProcess;
     private nsPid = 0;
-    port = 0;
 
     private constructor(readonly tmp: string) {}
+
+    get fsid(): string {
+        return this.plan.fsid;
+    }
+    /** The mon's address: its Service ClusterIP from the plan, on the namespace's loopback. */
+    get monIp(): string {
+        return this.plan.monIp;
+    }
 
     get conf(): string {
         return path.join(this.tmp, "etc", "ceph.conf");
@@ -107,41 +142,127 @@ export class CephTestCluster {
     key(name: KeyName): string {
         return fs.readFileSync(this.keyFile(name), "utf8").trim();
     }
-    /** The environment the scripts get in the container, pointed at the test's files. */
-    env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    /** Settings of the test run only (bounds, poll interval, loop devices, temp files). */
+    private testEnv(): Record<string, string> {
         return {
             PATH: `${process.env.PATH ?? "/usr/bin:/bin"}:/usr/sbin:/sbin`,
-            CEPH_CONF: this.conf,
-            ZCLOUD_CEPH_KEYS: path.join(this.tmp, "keys"),
-            ZCLOUD_CEPH_DATA: "/var/lib/ceph",
             ZCLOUD_CEPH_TIMEOUT: "20",
             ZCLOUD_CEPH_POLL: "1",
             CEPH_VOLUME_ALLOW_LOOP_DEVICES: "true",
             TMPDIR: path.join(this.tmp, "scratch"),
-            ...extra,
         };
     }
 
-    static async start(): Promise<CephTestCluster> {
-        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ceph-"));
-        const c = new CephTestCluster(tmp);
-        try {
-            await c.init();
-        } catch (e) {
-            await c.stop();
-            throw e;
+    /**
+     * Where a container path is in this test: the ConfigMap mount is <tmp>/etc, a Secret mount
+     * <tmp>/keys or <tmp>/osd-keys (by Secret), /var/lib/ceph/..., /dev and /run/udev stay (the
+     * namespace's /var/lib/ceph is the test's). Any other mount fails the test.
+     */
+    private pathMap(c: PlannedContainer): [string, string][] {
+        const map: [string, string][] = [];
+        for (const m of c.volumeMounts) {
+            const vol = c.volumes.find((v) => v.name === m.name);
+            if (!vol) throw new Error(`${c.id}: mount ${m.name} has no volume`);
+            if (vol.configMap) {
+                if (vol.configMap.name !== `ceph-${this.plan.stack.storage}-conf`) throw new Error(`${c.id}: unexpected ConfigMap ${vol.configMap.name}`);
+                map.push([m.mountPath, path.dirname(this.conf)]);
+            } else if (vol.secret) {
+                const dir = { [`ceph-${this.plan.stack.storage}-keys`]: "keys", [`ceph-${this.plan.stack.storage}-osd-keys`]: "osd-keys" }[vol.secret.secretName];
+                if (!dir) throw new Error(`${c.id}: unexpected Secret ${vol.secret.secretName}`);
+                map.push([m.mountPath, path.join(this.tmp, dir)]);
+            } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev")) {
+                throw new Error(`${c.id}: mount ${m.mountPath} has no place in the test`);
+            }
         }
-        return c;
+        return map;
+    }
+
+    /** A container path (or a word holding one) as the test's path. */
+    private mapped(word: string, map: [string, string][]): string {
+        for (const [from, to] of map) {
+            if (word === from) return to;
+            if (word.startsWith(from + "/")) return to + word.slice(from.length);
+        }
+        return word;
+    }
+
+    /**
+     * The container's environment as Kubernetes would give it (values with mount paths mapped,
+     * status.podIP = the mon address), plus the test's settings (testEnv).
+     */
+    containerEnv(c: PlannedContainer): Record<string, string> {
+        const map = this.pathMap(c);
+        const env: Record<string, string> = {};
+        for (const e of c.env) {
+            if (e.value !== undefined) env[e.name] = this.mapped(e.value, map);
+            else if (e.valueFrom?.fieldRef?.fieldPath === "status.podIP") env[e.name] = this.monIp;
+            else throw new Error(`${c.id}: env ${e.name} has no value the test can give`);
+        }
+        return { ...this.testEnv(), ...env };
+    }
+
+    /** The container's argv: `$(VAR)` expanded from its env as Kubernetes does, paths mapped. */
+    containerArgv(c: PlannedContainer): string[] {
+        const map = this.pathMap(c);
+        const env = this.containerEnv(c);
+        return c.command.map((w, i) => {
+            if (c.command[0] === "sh" && i === 2) return w; // the script text itself
+            const expanded = w.replace(/\$\((\w+)\)/g, (_, v: string) => {
+                if (env[v] === undefined) throw new Error(`${c.id}: $(${v}) is not in the container's env`);
+                return env[v];
+            });
+            return this.mapped(expanded, map);
+        });
+    }
+
+    /** The environment the scripts get in the admin container, pointed at the test's files. */
+    env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+        return { ...this.containerEnv(this.adminContainer), ...extra };
+    }
+    get adminContainer(): PlannedContainer {
+        return this.plan.container(`ceph-${this.plan.stack.storage}-admin`, "admin");
+    }
+
+    /** Runs a planned container's command to its end (init containers, the Job), recorded. */
+    container(c: PlannedContainer, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
+        const argv = this.containerArgv(c);
+        return this.exec(argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv, { env: { ...this.containerEnv(c), ...opts.env }, timeoutMs: opts.timeoutMs, record: true });
+    }
+    /** Starts a planned container's command as a long-running daemon. */
+    containerDaemon(name: string, c: PlannedContainer): ChildProcess {
+        const argv = this.containerArgv(c);
+        return this.daemon(name, argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv, this.containerEnv(c));
+    }
+
+    /** The temp dir (loop devices can be made); boot() then starts the namespace. */
+    static create(): CephTestCluster {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ceph-"));
+        fs.chmodSync(tmp, 0o755);
+        for (const d of ["etc", "data", "varlog", "log", "run", "mnt", "scratch", "img"]) fs.mkdirSync(path.join(tmp, d));
+        return new CephTestCluster(tmp);
+    }
+
+    /** Keys, ceph.conf and the namespace, from the plan of the test's stack. */
+    async boot(plan: CephPlan): Promise<void> {
+        this.plan = plan;
+        await this.init();
     }
 
     private async init(): Promise<void> {
-        fs.chmodSync(this.tmp, 0o755);
-        for (const d of ["etc", "data", "varlog", "log", "run", "mnt", "scratch", "img"]) fs.mkdirSync(path.join(this.tmp, d));
         fs.mkdirSync(path.join(this.tmp, "keys"), { mode: 0o700 });
+        fs.mkdirSync(path.join(this.tmp, "osd-keys"), { mode: 0o700 });
         fs.chmodSync(path.join(this.tmp, "scratch"), 0o700);
         for (const d of ["data", "varlog", "log", "run"]) execFileSync("chown", ["ceph:ceph", path.join(this.tmp, d)]);
-        for (const k of KEY_NAMES) this.writeKey(k, this.genKey());
-        this.port = await freePort();
+        // As the Secrets mount them: one file per key, the volume's defaultMode.
+        const mode = (secret: string) => {
+            const vols = [this.adminContainer, this.plan.container(this.osdWorkloads()[0], "osd")].flatMap((c) => c.volumes);
+            const m = vols.find((v) => v.secret?.secretName === secret)?.secret?.defaultMode;
+            if (m === undefined) throw new Error(`no Secret volume ${secret} in the plan`);
+            return m;
+        };
+        const keyMode = mode(`ceph-${this.plan.stack.storage}-keys`);
+        for (const k of KEY_NAMES) this.writeKey(k, this.genKey(), keyMode);
+        fs.writeFileSync(path.join(this.tmp, "osd-keys", "bootstrap-osd"), this.key("bootstrap-osd") + "\n", { mode: mode(`ceph-${this.plan.stack.storage}-osd-keys`) });
         this.writeConf(this.conf, this.fsid);
         await this.startHolder();
     }
@@ -149,53 +270,29 @@ export class CephTestCluster {
     genKey(): string {
         return execFileSync("ceph-authtool", ["--gen-print-key"], { encoding: "utf8" }).trim();
     }
-    writeKey(name: string, key: string): string {
+    writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);
-        fs.writeFileSync(file, key + "\n", { mode: 0o600 });
+        fs.writeFileSync(file, key + "\n", { mode });
         return file;
     }
 
-    /** ceph.conf as the ConfigMap would hold it, plus the single-host test settings. */
+    /** The OSD workloads the plan has, in node then device order. */
+    osdWorkloads(): string[] {
+        return this.osdWorkloadsOf(this.plan);
+    }
+    osdWorkloadsOf(plan: CephPlan): string[] {
+        return Object.entries(plan.stack.hosts).flatMap(([node, devs]) => devs.map((d) => cephNames(plan.stack.storage).osd(node, d)));
+    }
+
+    /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */
     writeConf(file: string, fsid: string): void {
-        const t = this.tmp;
-        fs.writeFileSync(
-            file,
-            [
-                "[global]",
-                `fsid = ${fsid}`,
-                `mon_host = [v2:127.0.0.1:${this.port}]`,
-                "public_addr = 127.0.0.1",
-                "cluster_addr = 127.0.0.1",
-                "ms_bind_msgr1 = false",
-                `run_dir = ${t}/run`,
-                `log_file = ${t}/log/$cluster-$name.log`,
-                "auth_allow_insecure_global_id_reclaim = false",
-                // the test's temp dir shares a disk with everything else
-                "mon_data_avail_warn = 2",
-                "mon_data_avail_crit = 1",
-                // one host: replicas go to distinct OSDs, not hosts
-                "osd_crush_chooseleaf_type = 0",
-                "osd_pool_default_size = 2",
-                "osd_pool_default_min_size = 1",
-                "osd_pool_default_pg_num = 8",
-                "osd_pool_default_pgp_num = 8",
-                "osd_pool_default_pg_autoscale_mode = off",
-                // small: the machine is shared
-                "osd_memory_target = 939524096",
-                "bluestore_cache_autotune = false",
-                "bluestore_cache_size = 67108864",
-                "osd_op_num_shards = 1",
-                "osd_op_num_threads_per_shard = 1",
-                "mds_cache_memory_limit = 134217728",
-                "",
-            ].join("\n"),
-            { mode: 0o644 },
-        );
+        const rendered = this.plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
+        fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, run_dir: `${this.tmp}/run` }), { mode: 0o644 });
     }
 
     private async startHolder(): Promise<void> {
         const script = path.join(__dirname, "ns-holder.sh");
-        const holder = spawn("bash", [script, this.tmp, String(process.pid)], { stdio: ["ignore", "pipe", "pipe"] });
+        const holder = spawn("bash", [script, this.tmp, String(process.pid), this.monIp], { stdio: ["ignore", "pipe", "pipe"] });
         this.holder = holder;
         let out = "";
         holder.stdout!.on("data", (d) => (out += String(d)));
@@ -208,11 +305,16 @@ export class CephTestCluster {
         }, 100);
     }
 
+    /** The namespace holder's pid (mount + network namespace), for nsenter. */
+    get nsTarget(): number {
+        return this.nsPid;
+    }
+
     /** Runs argv inside the namespace, bounded; never throws on a non-zero exit. */
     exec(argv: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string; record?: boolean } = {}): Promise<RunResult> {
         const started = Date.now();
         return new Promise((resolve, reject) => {
-            const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "--", ...argv], {
+            const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "-n", "--", ...argv], {
                 env: opts.env ?? this.env(),
                 stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
             });
@@ -260,11 +362,11 @@ export class CephTestCluster {
     }
 
     /** Starts a long-running process in the namespace; its output goes to <tmp>/log/<name>.out. */
-    daemon(name: string, argv: string[]): ChildProcess {
+    daemon(name: string, argv: string[], env: NodeJS.ProcessEnv = this.env()): ChildProcess {
         if (this.daemons.has(name)) throw new Error(`${name} is already running`);
         const fd = fs.openSync(path.join(this.tmp, "log", `${name}.out`), "a");
-        const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "--", ...argv], {
-            env: this.env(),
+        const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "-n", "--", ...argv], {
+            env,
             stdio: ["ignore", fd, fd],
         });
         fs.closeSync(fd);
@@ -275,14 +377,17 @@ export class CephTestCluster {
         return child;
     }
 
-    /** The daemon command lines the workloads run (no keys: daemons read their own keyrings). */
+    /** The planned daemon container of a mon, mgr or mds workload (no keys: daemons read their own keyrings). */
     cephDaemon(type: "mon" | "mgr" | "mds", id: string): ChildProcess {
-        return this.daemon(`${type}.${id}`, [`ceph-${type}`, "--foreground", "--conf", this.conf, "--cluster", "ceph", "--id", id, "--setuser", "ceph", "--setgroup", "ceph"]);
+        return this.containerDaemon(`${type}.${id}`, this.plan.container(`ceph-${this.plan.stack.storage}-${type}-${id}`, type));
     }
-    /** The OSD workload's container command: argv ["sh", "-c", <lib + ceph-lib + ceph-osd.sh>, name, args]. */
-    osdDaemon(name: string, device: string): ChildProcess {
-        const text = ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd.sh"].map(readNodeScript).join("\n");
-        return this.daemon(name, ["/bin/sh", "-c", text, "ceph-osd", "run", "--device", device, "--host", this.host]);
+    /** The planned OSD workload's container: argv ["sh", "-c", <lib + ceph-lib + ceph-osd.sh>, "ceph-osd", "run", ...]. */
+    osdDaemon(name: string, workload: string): ChildProcess {
+        return this.containerDaemon(name, this.plan.container(workload, "osd"));
+    }
+    /** The pid of a running daemon (the OSD script execs ceph-osd in place). */
+    daemonPid(name: string): number | undefined {
+        return this.daemons.get(name)?.pid;
     }
     daemonLog(name: string): string {
         try {

@@ -1,0 +1,70 @@
+#!/bin/bash
+# fake-kubectl.sh: `kubectl` for the Ceph tier's run of the planned OSD drain
+# (components/node/cephfs-osd-remove.sh), which has no API server to talk to. It answers only the
+# calls that script makes, records every argv, and plays Kubernetes' part against the test
+# cluster:
+#   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
+#   exec <pod> -- <argv>             -> <argv> in the test cluster's namespace with the admin
+#                                       container's env (file $ZCLOUD_TEST_ADMIN_ENV, NAME=VALUE
+#                                       lines), as `kubectl exec` runs it in the pod
+#   get deployment <name> ...        -> deployment.apps/<name> while $ZCLOUD_TEST_PODS/<name> exists
+#   scale deployment <name> --replicas=0 -> SIGTERM to the pid in $ZCLOUD_TEST_PODS/<name>
+#   wait --for=delete pod --selector storage.zcloud.io/ceph-osd=<name> --timeout <n>s
+#                                    -> waits (bounded) until that pid is gone
+# Record: $ZCLOUD_TEST_KUBECTL_LOG gets, per call, the argument count and the arguments, each
+# NUL-terminated. Anything else exits 1 with a message.
+set -eu
+
+log=${ZCLOUD_TEST_KUBECTL_LOG:?}
+printf '%s\0' "$#" "$@" >>"$log"
+
+while [ $# -gt 0 ]; do
+    case $1 in
+        --context | --namespace) shift 2 ;;
+        *) break ;;
+    esac
+done
+
+die() {
+    echo "fake kubectl: $*" >&2
+    exit 1
+}
+
+case "${1:-} ${2:-}" in
+    "get pods")
+        printf '%s' "$ZCLOUD_TEST_ADMIN_POD"
+        ;;
+    "exec $ZCLOUD_TEST_ADMIN_POD")
+        shift 2
+        [ "${1:-}" = "--" ] || die "exec without --"
+        shift
+        mapfile -t env_lines <"$ZCLOUD_TEST_ADMIN_ENV"
+        exec nsenter -t "$ZCLOUD_TEST_NSPID" -m -n -- env -i "${env_lines[@]}" "$@"
+        ;;
+    "get deployment")
+        [ -e "$ZCLOUD_TEST_PODS/$3" ] && printf 'deployment.apps/%s\n' "$3"
+        exit 0
+        ;;
+    "scale deployment")
+        [ "${4:-}" = "--replicas=0" ] || die "scale: only --replicas=0"
+        [ -e "$ZCLOUD_TEST_PODS/$3" ] || die "scale: no deployment $3"
+        kill -TERM "$(cat "$ZCLOUD_TEST_PODS/$3")" 2>/dev/null || true
+        echo "deployment.apps/$3 scaled"
+        ;;
+    "wait --for=delete")
+        if [ "${3:-}" != pod ] || [ "${4:-}" != --selector ] || [ "${6:-}" != --timeout ]; then
+            die "wait: unexpected $*"
+        fi
+        name=${5#storage.zcloud.io/ceph-osd=}
+        secs=${7%s}
+        [ -e "$ZCLOUD_TEST_PODS/$name" ] || exit 0
+        pid=$(cat "$ZCLOUD_TEST_PODS/$name")
+        end=$((SECONDS + secs))
+        while kill -0 "$pid" 2>/dev/null; do
+            [ "$SECONDS" -lt "$end" ] || exit 1
+            sleep 0.5
+        done
+        rm -f "$ZCLOUD_TEST_PODS/$name"
+        ;;
+    *) die "unexpected call: $*" ;;
+esac
