@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
 import { PolicyRule, csiProvisionerRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
-import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet } from "../k8s/workloads";
+import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { CsiCluster, csiCephConf, renderCsiConfig } from "./cluster";
 
 export const cephFsDriverName = "cephfs.csi.ceph.com";
@@ -178,12 +178,13 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                         resources: { requests: { cpu: "10m", memory: "64Mi" } },
                     },
                     {
-                        ...csiSidecar({
+                        ...nodeDriverRegistrar({
                             name: "driver-registrar",
                             image: image(images.cephCsiNodeDriverRegistrar),
                             csiAddress: csiSocket,
-                            args: ["--v=1", `--kubelet-registration-path=${pluginDir}/csi.sock`],
-                            volumeMounts: [...socketMount, mount("registration-dir", "/registration")],
+                            kubeletSocket: `${pluginDir}/csi.sock`,
+                            socketMounts: socketMount,
+                            args: ["--v=1"],
                         }),
                         // Needed on SELinux hosts to reach the privileged plugin's socket.
                         securityContext: { privileged: true },
@@ -191,7 +192,7 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                 ],
                 volumes: [
                     hostPathVolume("socket-dir", pluginDir),
-                    hostPathVolume("registration-dir", `${kubeletDir}/plugins_registry`, "Directory"),
+                    registrationDirVolume,
                     hostPathVolume("mountpoint-dir", `${kubeletDir}/pods`),
                     hostPathVolume("plugin-dir", `${kubeletDir}/plugins`, "Directory"),
                     hostPathVolume("host-sys", "/sys", "Directory"),

@@ -49,6 +49,43 @@ export function csiSidecar(a: CsiSidecarArgs): Container {
     };
 }
 
+/** The kubelet's plugin registration directory, where node-driver-registrar announces a driver. */
+export const registrationDirVolume = hostPathVolume("registration-dir", `${kubeletDir}/plugins_registry`, "Directory");
+
+export interface NodeDriverRegistrarArgs {
+    name: string;
+    image: string;
+    /** For images that bundle several sidecars. */
+    command?: string;
+    /** The driver socket as the container sees it. */
+    csiAddress: string;
+    /** The same socket on the host: what kubelet dials. */
+    kubeletSocket: string;
+    /** Mounts that expose the driver socket to the container. */
+    socketMounts: VolumeMount[];
+    /** Serve /healthz on this port (host:port, host may be empty) and probe it. */
+    health?: { host: string; port: number };
+    args?: string[];
+}
+
+/** node-driver-registrar: registers a node plugin's socket with kubelet. */
+export function nodeDriverRegistrar(a: NodeDriverRegistrarArgs): Container {
+    const container = csiSidecar({
+        name: a.name,
+        image: a.image,
+        command: a.command,
+        csiAddress: a.csiAddress,
+        args: [...(a.args ?? []), `--kubelet-registration-path=${a.kubeletSocket}`, ...(a.health ? [`--http-endpoint=${a.health.host}:${a.health.port}`] : [])],
+        volumeMounts: [...a.socketMounts, mount("registration-dir", "/registration")],
+        ports: a.health ? [{ name: "registrar", containerPort: a.health.port }] : undefined,
+    });
+    if (!a.health) {
+        return container;
+    }
+    const probeHost = a.health.host ? { host: a.health.host } : {};
+    return { ...container, livenessProbe: { httpGet: { ...probeHost, path: "/healthz", port: a.health.port }, initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 10 } };
+}
+
 export interface WorkloadArgs {
     namespace: pulumi.Input<string>;
     /** Labels of the pods; also the selector. */

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
 import { labelDomain, storageLabelKey } from "../naming";
-import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, privileged } from "../k8s/workloads";
+import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume } from "../k8s/workloads";
 import { csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { lvmdSocket, lvmdSocketDir } from "./lvmd";
 
@@ -156,18 +156,15 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                             mount("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`, "Bidirectional"),
                         ],
                     },
-                    {
-                        ...csiSidecar({
-                            name: "csi-registrar",
-                            image,
-                            command: "/csi-node-driver-registrar",
-                            csiAddress: nodeSocket,
-                            args: [`--kubelet-registration-path=${nodeSocket}`, "--http-endpoint=:9809"],
-                            volumeMounts: [mount("node-plugin-dir", pluginDir), mount("registration-dir", "/registration")],
-                            ports: [{ name: "registrar", containerPort: 9809 }],
-                        }),
-                        livenessProbe: { httpGet: { path: "/healthz", port: "registrar" } },
-                    },
+                    nodeDriverRegistrar({
+                        name: "csi-registrar",
+                        image,
+                        command: "/csi-node-driver-registrar",
+                        csiAddress: nodeSocket,
+                        kubeletSocket: nodeSocket,
+                        socketMounts: [mount("node-plugin-dir", pluginDir)],
+                        health: { host: "", port: 9809 },
+                    }),
                     csiSidecar({
                         name: "liveness-probe",
                         image,
@@ -178,7 +175,7 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     }),
                 ],
                 volumes: [
-                    hostPathVolume("registration-dir", `${kubeletDir}/plugins_registry`, "Directory"),
+                    registrationDirVolume,
                     hostPathVolume("node-plugin-dir", pluginDir),
                     hostPathVolume("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`),
                     hostPathVolume("pod-volumes-dir", `${kubeletDir}/pods`),

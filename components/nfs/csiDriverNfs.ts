@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
 import { serviceAccountWithRoles } from "../k8s/rbac";
-import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet } from "../k8s/workloads";
+import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { nfsDriverName } from "./parameters";
 import { nfsControllerClusterRules, nfsControllerNamespaceRules } from "./rbac";
 
@@ -157,20 +157,16 @@ export class CsiDriverNfs extends pulumi.ComponentResource {
                 serviceAccountName: nodeAccount.serviceAccount.metadata.name,
                 containers: [
                     {
-                        ...csiSidecar({
+                        ...nodeDriverRegistrar({
                             name: "node-driver-registrar",
                             image: image(images.nfsNodeDriverRegistrar),
                             csiAddress: csiSocket,
-                            args: [
-                                "--v=2",
-                                `--kubelet-registration-path=${pluginDir}/csi.sock`,
-                                `--http-endpoint=localhost:${nfsHealthPorts.registrar}`,
-                            ],
-                            volumeMounts: [...socketMount, mount("registration-dir", "/registration")],
-                            ports: [{ name: "healthz", containerPort: nfsHealthPorts.registrar }],
+                            kubeletSocket: `${pluginDir}/csi.sock`,
+                            socketMounts: socketMount,
+                            health: { host: "localhost", port: nfsHealthPorts.registrar },
+                            args: ["--v=2"],
                         }),
                         securityContext: sidecarSecurity,
-                        livenessProbe: { httpGet: { host: "localhost", path: "/healthz", port: nfsHealthPorts.registrar }, initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 10 },
                     },
                     {
                         ...sidecar("liveness-probe", images.nfsLivenessProbe, ["--probe-timeout=3s", `--http-endpoint=localhost:${nfsHealthPorts.node}`]),
@@ -182,7 +178,7 @@ export class CsiDriverNfs extends pulumi.ComponentResource {
                 volumes: [
                     hostPathVolume("socket-dir", pluginDir),
                     hostPathVolume("pods-mount-dir", podsDir, "Directory"),
-                    hostPathVolume("registration-dir", `${kubeletDir}/plugins_registry`, "Directory"),
+                    registrationDirVolume,
                 ],
                 pod: hostNetwork,
             },
