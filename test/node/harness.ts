@@ -13,9 +13,9 @@
  */
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { freePort } from "../helpers/net";
 
 export interface RunResult {
     code: number | null;
@@ -72,17 +72,6 @@ function partitionsOf(dev: string): string[] {
         .filter((n) => n.startsWith(name) && fs.existsSync(path.join(sys, n, "partition")))
         .sort()
         .map((n) => `/dev/${n}`);
-}
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => {
-            const addr = srv.address();
-            srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-        });
-    });
 }
 
 function which(name: string, fallbacks: string[]): string {

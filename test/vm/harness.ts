@@ -22,9 +22,9 @@
  */
 import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { freePort } from "../helpers/net";
 
 /** The host as the guest sees it (QEMU user-mode networking maps it to the host's 127.0.0.1). */
 export const HOST_FROM_GUEST = "10.0.2.2";
@@ -169,17 +169,6 @@ function execLocal(cmd: string, args: string[], opts: { stderrTo?: (chunk: strin
 
 function onPath(name: string): boolean {
     return (process.env.PATH ?? "/usr/bin:/bin").split(":").some((d) => d && fs.existsSync(path.join(d, name)));
-}
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => {
-            const addr = srv.address();
-            srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
-        });
-    });
 }
 
 /** The image directory: explicit, ZCLOUD_VM_IMAGE, or whatever ensure-image.sh builds or reuses. */
