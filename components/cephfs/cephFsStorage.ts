@@ -9,7 +9,7 @@ import { commonLabels, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
 import { readNodeScript, renderNodeCommand, shellQuote } from "../node/script";
 import { CephCsiDriver } from "./cephCsiDriver";
-import { cephNames, csiCephUser, deviceSlug, mdsIds, mgrIds, poolReplicas, renderCephConf } from "./cluster";
+import { cephNames, csiCephUser, deviceSlug, initialMonIds, mdsIds, mgrIds, monInitArgs, poolReplicas, renderCephConf } from "./cluster";
 import { CephFsIdentity, monLabels } from "./identity";
 import { cephScriptCommand, cephScriptText } from "./scripts";
 
@@ -138,7 +138,10 @@ export class CephFsStorage extends pulumi.ComponentResource {
             );
 
         // ---- mons: pinned to their node, store on a host path, address = Service ClusterIP -------
-        const monArgs = id.monAddresses.apply((mons) => mons.flatMap((m) => ["--mon", `${m.id}=${m.ip}`]));
+        // Mons are independent workloads (no dependsOn between them): a mon that is not initial
+        // waits for a quorum in its init step (exit 3, the pod retries), so no node's mon waits
+        // on another node's rollout. See docs/cephfs.md.
+        const initialMons = initialMonIds(id.mons);
         const mons = id.mons.map((m) => {
             const svc = id.monServices[m.id];
             const podLabels = monLabels(name, m.id);
@@ -152,7 +155,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
                     initContainers: [
                         cephContainer({
                             name: "mon-init",
-                            command: monArgs.apply((a) => cephScriptCommand("ceph-mon-init.sh", ["--id", m.id, ...a])),
+                            command: id.monAddresses.apply((a) => cephScriptCommand("ceph-mon-init.sh", monInitArgs(m.id, a, initialMons))),
                             volumeMounts: [...confMounts, mount("mon-store", `${paths.data}/mon`)],
                         }),
                     ],

@@ -72,6 +72,24 @@ export function monPlacement(hosts: string[]): MonPlacement[] {
     return sorted.slice(0, monCount(sorted.length)).map((node, i) => ({ id: String.fromCharCode(97 + i), node }));
 }
 
+/**
+ * The mons that may start a new cluster (`ceph-mon-init.sh --initial`): the first mon in
+ * placement order, alone. Every other mon only ever joins a quorum that answers, so a mon added
+ * later (two hosts grown to three) can never make a second cluster with the same fsid; on a new
+ * three-host storage b and c join once a is up (their init retries until then).
+ */
+export function initialMonIds(placement: MonPlacement[]): string[] {
+    if (placement.length === 0) {
+        throw new Error("a CephFS storage needs at least one mon");
+    }
+    return [placement[0].id];
+}
+
+/** The arguments of a mon's init step: its id, every mon of the config, the initial mons. */
+export function monInitArgs(id: string, mons: MonAddress[], initial: string[]): string[] {
+    return ["--id", id, ...mons.flatMap((m) => ["--mon", `${m.id}=${m.ip}`]), "--initial", initial.join(",")];
+}
+
 /** Manager daemons: active + standby where there are two hosts, else one. */
 export function mgrIds(hosts: number): string[] {
     return hosts >= 2 ? ["a", "b"] : ["a"];

@@ -110,8 +110,16 @@ describe("CephFS graph", () => {
         const fsid = /fsid = ([0-9a-f-]{36})/.exec(text)![1];
         const csi = JSON.parse(String((named("ceph-csi-cephfs-config", CONFIG_MAP).inputs as any).data["config.json"]));
         assert.deepEqual(csi, [{ clusterID: fsid, monitors: ips.map((ip) => `${ip}:6789`), cephFS: { subvolumeGroup: "csi" } }]);
-        const init = podSpec(named("ceph-shared-fs-mon-b", DEPLOYMENT)).initContainers[0].command;
-        assert.deepEqual(init.slice(3), ["ceph-mon-init", "--id", "b", ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`])]);
+        // every mon's init lists every mon of the config; only a, the first placed, is initial
+        for (const id of ["a", "b", "c"]) {
+            const init = podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).initContainers[0].command;
+            assert.deepEqual(init.slice(3), ["ceph-mon-init", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a"]);
+        }
+        // mons of different nodes never wait on each other's rollout (b and c wait for a quorum
+        // in their init step instead)
+        for (const [x, y] of [["b", "a"], ["c", "a"], ["c", "b"], ["a", "b"]]) {
+            assert.ok(!dependsOn(named(`ceph-shared-fs-mon-${x}`, DEPLOYMENT), named(`ceph-shared-fs-mon-${y}`, DEPLOYMENT)), `mon ${x} does not depend on mon ${y}`);
+        }
         const sc = (named("shared-fs-storageclass").inputs as any).parameters;
         assert.equal(sc.clusterID, fsid);
         assert.equal(sc.fsName, "shared-fs");

@@ -5,9 +5,11 @@ import {
     cephKeySecret,
     cephNames,
     deviceSlug,
+    initialMonIds,
     mgrIds,
     monCount,
     monHost,
+    monInitArgs,
     monPlacement,
     poolReplicas,
     renderCephConf,
@@ -50,6 +52,17 @@ describe("mons, mgrs, replicas", () => {
             { id: "c", node: "node5" },
         ]);
         assert.deepEqual(monPlacement(["b", "a"]), [{ id: "a", node: "a" }]);
+    });
+    it("only the first placed mon may start a cluster, whether the storage has one host or grew to three", () => {
+        // Growing 2 -> 3 hosts keeps a where it is and adds b, c: the initial set does not move.
+        assert.deepEqual(initialMonIds(monPlacement(["node4", "node3"])), ["a"]);
+        assert.deepEqual(initialMonIds(monPlacement(["node4", "node3", "node5"])), ["a"]);
+        assert.throws(() => initialMonIds([]), /at least one mon/);
+        const mons = [
+            { id: "a", ip: "10.96.0.10" },
+            { id: "b", ip: "10.96.0.11" },
+        ];
+        assert.deepEqual(monInitArgs("b", mons, ["a"]), ["--id", "b", "--mon", "a=10.96.0.10", "--mon", "b=10.96.0.11", "--initial", "a"]);
     });
     it("mgr standby only with a second host", () => {
         assert.deepEqual(mgrIds(1), ["a"]);

@@ -1,12 +1,20 @@
 #!/bin/sh
-# ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]...
+# ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]...
 #
 # The init step of one monitor: creates its store only when absent and never touches an
 # existing one. <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
-# address vector such as [v2:10.0.0.5:3300,v1:10.0.0.5:6789]. Every mon of the initial monmap is
-# listed, this one included. Store: $ZCLOUD_CEPH_DATA/mon/ceph-<mon-id>.
+# address vector such as [v2:10.0.0.5:3300,v1:10.0.0.5:6789]. Every mon of the current config is
+# listed, this one included. --initial names the mons that may start a new cluster (the program
+# renders the first mon in placement order): only they ever get a store with an initial monmap,
+# and that monmap holds only them. Before creating a store the script asks the other listed mons
+# (admin key, bounded by ZCLOUD_CEPH_TIMEOUT) for the quorum:
+#   a quorum answers          -> join: mkfs with the cluster's current monmap, then `mon add`
+#   none, this mon is initial -> create the cluster's first store (monmap: the initial mons)
+#   none, not initial         -> refuse, exit 3: never a second quorum on fresh stores
+# Store: $ZCLOUD_CEPH_DATA/mon/ceph-<mon-id>.
 # Keys: $ZCLOUD_CEPH_KEYS/mon, admin and, optional, bootstrap-osd (bare keys, from a Secret).
-# Output: one line per decision. Exit: 0 done or left untouched, 1 refused, 2 usage.
+# Output: one line per decision. Exit: 0 done or left untouched, 1 refused, 2 usage, 3 no quorum
+# answered and this mon may not start a cluster (the pod restarts and asks again).
 set -eu
 
 # Shipped as `sh -c '<lib.sh + ceph-lib.sh + this>' <name> <args>`; standalone it sources them.
@@ -15,7 +23,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-mi_usage="ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]..."
+mi_usage="ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]..."
 
 # mi_addrvec ADDR: the address vector monmaptool --addv takes.
 mi_addrvec() {
@@ -58,22 +66,35 @@ mi_check_existing() {
     zc_log "mon.$mi_id" "store exists at $1; left untouched"
 }
 
-# mi_monmap FILE FSID: the initial monmap with every listed mon.
+# mi_is_initial ID: whether ID is one of the --initial mons.
+mi_is_initial() {
+    case ",$mi_initial," in
+        *",$1,"*) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# mi_monmap FILE FSID: the initial monmap: the listed mons that are initial, nothing else.
 mi_monmap() {
     set -- --create --fsid "$2" "$1"
     set -f # address vectors look like glob brackets
     for mi_mm in $mi_mons; do
-        set -- "$@" --addv "${mi_mm%%=*}" "$(mi_addrvec "${mi_mm#*=}")"
+        if mi_is_initial "${mi_mm%%=*}"; then
+            set -- "$@" --addv "${mi_mm%%=*}" "$(mi_addrvec "${mi_mm#*=}")"
+        fi
     done
     set +f
     monmaptool "$@" >/dev/null || zc_fail "mon.$mi_id" "monmaptool could not build the monmap"
 }
 
-# mi_mkfs_keyring FILE: mon., client.admin and (when its Secret file is there)
+# mi_mkfs_keyring FILE [join]: mon., client.admin and (when its Secret file is there)
 # client.bootstrap-osd keys with their caps, mode 0600, keys via printf. A new monitor store
-# otherwise gets a bootstrap-osd key of its own that nobody knows.
+# otherwise gets a bootstrap-osd key of its own that nobody knows. A joining mon gets mon. only:
+# the cluster's auth database comes from its peers.
 mi_mkfs_keyring() {
     mi_mk_mon=$(zcc_read_key "$(zcc_key_file mon)")
+    (umask 077 && zcc_keyring_entry mon. "$mi_mk_mon" mon "" >"$1")
+    [ "${2:-}" != join ] || return 0
     mi_mk_admin=$(zcc_read_key "$(zcc_key_file admin)")
     mi_mk_osd=
     if [ -e "$(zcc_key_file bootstrap-osd)" ]; then
@@ -81,7 +102,6 @@ mi_mkfs_keyring() {
     fi
     (
         umask 077
-        zcc_keyring_entry mon. "$mi_mk_mon" mon "" >"$1"
         zcc_keyring_entry client.admin "$mi_mk_admin" admin "" >>"$1"
         if [ -n "$mi_mk_osd" ]; then
             zcc_keyring_entry client.bootstrap-osd "$mi_mk_osd" bootstrap-osd "" >>"$1"
@@ -89,31 +109,152 @@ mi_mkfs_keyring() {
     )
 }
 
-# mi_create DIR FSID: mkfs into a sibling directory, then move it in place: never half a store.
-mi_create() {
-    zcc_private_dir
-    mi_cr_new="$(dirname -- "$1")/.ceph-$mi_id.new"
-    rm -rf -- "$mi_cr_new"
-    mkdir -p -- "$mi_cr_new"
-    mi_monmap "$zcc_tmp/monmap" "$2"
-    mi_mkfs_keyring "$zcc_tmp/keyring"
-    if ! ceph-mon --conf "$CEPH_CONF" --cluster ceph --mkfs --id "$mi_id" --mon-data "$mi_cr_new" \
-        --monmap "$zcc_tmp/monmap" --keyring "$zcc_tmp/keyring" >"$zcc_tmp/mkfs.log" 2>&1; then
+# mi_mkfs DIR FSID MONMAP KEYRING: mkfs into a sibling directory, then move it in place: never
+# half a store.
+mi_mkfs() {
+    mi_mf_new="$(dirname -- "$1")/.ceph-$mi_id.new"
+    rm -rf -- "$mi_mf_new"
+    mkdir -p -- "$mi_mf_new"
+    if ! ceph-mon --conf "$CEPH_CONF" --cluster ceph --mkfs --id "$mi_id" --mon-data "$mi_mf_new" \
+        --monmap "$3" --keyring "$4" >"$zcc_tmp/mkfs.log" 2>&1; then
         sed 's/^/  /' "$zcc_tmp/mkfs.log" >&2
-        rm -rf -- "$mi_cr_new"
+        rm -rf -- "$mi_mf_new"
         zc_fail "mon.$mi_id" "ceph-mon --mkfs"
     fi
     # The store's own keyring needs only the mon. key; never leave the admin key on the host.
-    (umask 077 && zcc_keyring_entry mon. "$mi_mk_mon" mon "" >"$mi_cr_new/keyring")
-    printf '%s\n' "$2" >"$mi_cr_new/zcloud-fsid"
-    zcc_chown "$mi_cr_new"
+    (umask 077 && zcc_keyring_entry mon. "$mi_mk_mon" mon "" >"$mi_mf_new/keyring")
+    printf '%s\n' "$2" >"$mi_mf_new/zcloud-fsid"
+    zcc_chown "$mi_mf_new"
     [ ! -d "$1" ] || rmdir -- "$1"
-    mv -- "$mi_cr_new" "$1"
-    zc_log "mon.$mi_id" "created store at $1 for cluster $2 (monmap: $mi_mons)"
+    mv -- "$mi_mf_new" "$1"
+}
+
+# mi_create DIR FSID: the cluster's first store, with the initial monmap.
+mi_create() {
+    mi_monmap "$zcc_tmp/monmap" "$2"
+    mi_mkfs_keyring "$zcc_tmp/keyring"
+    mi_mkfs "$1" "$2" "$zcc_tmp/monmap" "$zcc_tmp/keyring"
+    zc_log "mon.$mi_id" "created store at $1 for cluster $2 (initial monmap: $mi_initial)"
+}
+
+# mi_others: the -m value of the listed mons other than this one (empty when there are none).
+mi_others() {
+    mi_ot=
+    set -f
+    for mi_mm in $mi_mons; do
+        if [ "${mi_mm%%=*}" != "$mi_id" ]; then
+            mi_ot="$mi_ot${mi_ot:+,}$(mi_addrvec "${mi_mm#*=}")"
+        fi
+    done
+    set +f
+    printf '%s\n' "$mi_ot"
+}
+
+# mi_quorum: asks the other listed mons for the quorum (bounded); succeeds when one answers.
+# A mon out of quorum answers no command, so an answer means a running cluster.
+mi_quorum() {
+    [ -n "$mi_peers" ] || return 1
+    zcc_ceph -m "$mi_peers" quorum_status >"$zcc_tmp/quorum" 2>"$zcc_tmp/quorum.err"
+}
+
+# mi_bare_ip ADDR: the IP `ceph mon add` takes (it adds v2 3300 and v1 6789 for a bare IP); an
+# address vector is accepted only in that default form.
+mi_bare_ip() {
+    case $1 in
+        \[*)
+            mi_bi=${1#\[v2:}
+            mi_bi=${mi_bi%%:3300,*}
+            mi_bi=${mi_bi#\[}
+            mi_bi=${mi_bi%\]}
+            if [ "$(mi_addrvec "$mi_bi")" != "$1" ]; then
+                zc_die "mon.$mi_id" "cannot join with address vector $1: only [v2:<ip>:3300,v1:<ip>:6789] can be added"
+            fi
+            printf '%s\n' "$mi_bi"
+            ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+# mi_map_addr MONMAP ID: this mon's address vector in a monmap (ports without nonce), or nothing.
+mi_map_addr() {
+    monmaptool --print "$1" 2>/dev/null |
+        awk -v m="mon.$2" '$NF == m { a = $2; gsub(/\/[0-9]+/, "", a); print a; exit }'
+}
+
+# mi_join DIR FSID: the cluster runs: a store from its current monmap (mon. key only), then the
+# mon is added to the map (already there at this address: nothing to add; another address:
+# refused). Adding comes last: until this mon runs, the map it is in needs it for a quorum.
+mi_join() {
+    mi_jn_addr=$(mi_addrvec "$mi_addr")
+    mi_jn_ip=$(mi_bare_ip "$mi_jn_addr")
+    zcc_ceph -m "$mi_peers" mon getmap -o "$zcc_tmp/monmap" >/dev/null 2>"$zcc_tmp/getmap.err" ||
+        zc_fail "mon.$mi_id" "ceph mon getmap: $(tail -n 1 "$zcc_tmp/getmap.err")"
+    mi_jn_fsid=$(monmaptool --print "$zcc_tmp/monmap" | awk '$1 == "fsid" { print $2; exit }')
+    [ "$mi_jn_fsid" = "$2" ] ||
+        zc_die "mon.$mi_id" "the mons answering are of cluster $mi_jn_fsid, not $2; not joining"
+    mi_jn_have=$(mi_map_addr "$zcc_tmp/monmap" "$mi_id")
+    if [ -n "$mi_jn_have" ] && [ "$mi_jn_have" != "$mi_jn_addr" ]; then
+        zc_die "mon.$mi_id" "is in the monmap at $mi_jn_have, not $mi_jn_addr; not joining"
+    fi
+    mi_mkfs_keyring "$zcc_tmp/keyring" join
+    mi_mkfs "$1" "$2" "$zcc_tmp/monmap" "$zcc_tmp/keyring"
+    zc_log "mon.$mi_id" "created store at $1 from the monmap of running cluster $2"
+    if [ -n "$mi_jn_have" ]; then
+        zc_log "mon.$mi_id" "already in the monmap at $mi_jn_have"
+        return 0
+    fi
+    zcc_ceph -m "$mi_peers" mon add "$mi_id" "$mi_jn_ip" >/dev/null 2>"$zcc_tmp/add.err" ||
+        zc_fail "mon.$mi_id" "ceph mon add: $(tail -n 1 "$zcc_tmp/add.err") (the store is in place; the daemon asks to join by itself)"
+    zc_log "mon.$mi_id" "added to the monmap at $mi_jn_addr"
+}
+
+# mi_addr_of ID: the listed address of mon ID.
+mi_addr_of() {
+    set -f
+    for mi_ao in $mi_mons; do
+        if [ "${mi_ao%%=*}" = "$1" ]; then
+            printf '%s\n' "${mi_ao#*=}"
+        fi
+    done
+    set +f
+}
+
+# mi_check_initial: every --initial mon is a valid, listed mon.
+mi_check_initial() {
+    mi_ci_old_ifs=$IFS
+    IFS=,
+    set -f
+    for mi_ci in $mi_initial; do
+        mi_valid_id "$mi_ci"
+        if [ -z "$(IFS=$mi_ci_old_ifs && mi_addr_of "$mi_ci")" ]; then
+            zcc_usage "initial mon $mi_ci is not one of the listed monitors ($mi_mons)"
+        fi
+    done
+    set +f
+    IFS=$mi_ci_old_ifs
+}
+
+# mi_new_store DIR FSID: join a running cluster, start one (initial mon), or refuse (exit 3).
+mi_new_store() {
+    zcc_private_dir
+    mi_peers=$(mi_others)
+    if mi_quorum; then
+        zc_log "mon.$mi_id" "a quorum of cluster $2 answered; joining it"
+        mi_join "$1" "$2"
+    elif mi_is_initial "$mi_id"; then
+        if [ -n "$mi_peers" ]; then
+            zc_log "mon.$mi_id" "no quorum answered within ${ZCLOUD_CEPH_TIMEOUT}s; initial mon starts the cluster"
+        fi
+        mi_create "$1" "$2"
+    else
+        zc_refuse "mon.$mi_id" "no quorum answered within ${ZCLOUD_CEPH_TIMEOUT}s and this mon is not initial ($mi_initial); no store created, retry later"
+        exit "$ZCC_EXIT_TIMEOUT"
+    fi
 }
 
 mi_id=
 mi_mons=
+mi_initial=
 while [ $# -gt 0 ]; do
     case $1 in
         --id) zcc_need_value "$1" "${2:-}"; mi_id=$2; shift 2 ;;
@@ -124,15 +265,22 @@ while [ $# -gt 0 ]; do
             mi_mons="$mi_mons${mi_mons:+ }$2"
             shift 2
             ;;
+        --initial)
+            zcc_need_value "$1" "${2:-}"
+            mi_initial="$mi_initial${mi_initial:+,}$2"
+            shift 2
+            ;;
         *) zcc_usage "$mi_usage" ;;
     esac
 done
-if [ -z "$mi_id" ] || [ -z "$mi_mons" ]; then zcc_usage "$mi_usage"; fi
+if [ -z "$mi_id" ] || [ -z "$mi_mons" ] || [ -z "$mi_initial" ]; then zcc_usage "$mi_usage"; fi
 mi_valid_id "$mi_id"
 case " $mi_mons " in
     *" $mi_id="*) ;;
     *) zc_die "mon.$mi_id" "is not in the listed monitors ($mi_mons)" ;;
 esac
+mi_addr=$(mi_addr_of "$mi_id")
+mi_check_initial
 
 mi_fsid=$(zcc_fsid)
 mi_dir="$ZCLOUD_CEPH_DATA/mon/ceph-$mi_id"
@@ -141,6 +289,6 @@ case $(mi_store_state "$mi_dir") in
     foreign) zc_die "mon.$mi_id" "$mi_dir is not empty and holds no monitor store; not touching it" ;;
     absent | empty)
         mkdir -p -- "$ZCLOUD_CEPH_DATA/mon"
-        mi_create "$mi_dir" "$mi_fsid"
+        mi_new_store "$mi_dir" "$mi_fsid"
         ;;
 esac
