@@ -19,6 +19,8 @@ const NODE1 = "zc-node-1";
 const NODE2 = "zc-node-2";
 const WIPE_FS = "wipe-fs";
 const WIPE_NODE = "zc-node-3";
+/** The third host the storage grows to (planned only: its mons run, its OSDs do not). */
+const NODE4 = "zc-node-4";
 const CONTEXT = "ceph-tier";
 /** The admin pod the fake kubectl reports on every node. */
 const ADMIN_POD = `ceph-${FS}-admin-tier`;
@@ -98,6 +100,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     let mountDir = "";
     let osd0Uuid = "";
     let plan: CephPlan;
+    /** The same storage grown to three hosts: mons b and c are added. */
+    let grown: CephPlan;
     /** OSD workload names (= Deployment names) by device key. */
     const osdWorkload: Record<string, string> = {};
 
@@ -172,10 +176,17 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             wipeHosts: { [WIPE_NODE]: [devices.foreign] },
             kubeContext: CONTEXT,
         });
-        lap("setup: loop devices, plan");
+        grown = await CephPlan.plan({
+            storage: FS,
+            hosts: { [NODE1]: [devices.a], [NODE2]: [devices.b, devices.c], [NODE4]: ["/dev/disk/by-id/zc-tier-grown"] },
+            wipeStorage: WIPE_FS,
+            wipeHosts: { [WIPE_NODE]: [devices.foreign] },
+            kubeContext: CONTEXT,
+        });
+        lap("setup: loop devices, plans (two hosts, grown to three)");
         const [wa, wb, wc] = c.osdWorkloadsOf(plan);
         Object.assign(osdWorkload, { a: wa, b: wb, c: wc });
-        await c.boot(plan);
+        await c.boot(plan, Object.values(grown.monIps).filter((ip) => ip !== plan.monIp));
         lap("setup: keys, ceph.conf, namespace");
     });
 
@@ -192,7 +203,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // What the mon workload renders: the init's --mon is the Service ClusterIP that
         // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
         const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", "a", "--mon", `a=${c.monIp}`]);
+        assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a"]);
         const mon = plan.container(`ceph-${FS}-mon-a`, "mon");
         assert.deepEqual(mon.command, ["ceph-mon", "--foreground", "--id", "a", "--setuser", "ceph", "--setgroup", "ceph", `--public-addr=${c.monIp}`, "--public-bind-addr=$(POD_IP)"]);
         assert.deepEqual(mon.env.find((e) => e.name === "POD_IP"), { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
@@ -221,6 +232,14 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.match(foreign.stderr, /zcloud: mon\.a: refused: store .* belongs to cluster [0-9a-f-]+, not 00000000-/);
         assert.deepEqual(snapshot(store), before);
 
+        // Grown to three hosts, mon b is not initial: with no listed mon answering (a is not
+        // running yet) its planned init refuses after the bound, exit 3, and creates no store.
+        const bInit = grown.container(`ceph-${FS}-mon-b`, "mon-init");
+        const refused = await c.container(bInit, { env: { ZCLOUD_CEPH_TIMEOUT: "3" } });
+        assert.equal(refused.code, 3, show(refused));
+        assert.deepEqual(decisions(refused.stderr), ["zcloud: mon.b: refused: no quorum answered within 3s and this mon is not initial (a); no store created, retry later"]);
+        assert.deepEqual(fs.readdirSync(path.join(c.dataDir, "mon")), ["ceph-a"]);
+
         c.cephDaemon("mon", c.monId);
         await waitFor("mon quorum", 60_000, async () => {
             const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]);
@@ -228,7 +247,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         });
         const monmap = await c.cephJson<{ mons: { name: string; public_addrs: { addrvec: { type: string; addr: string }[] } }[] }>(["mon", "dump"]);
         assert.deepEqual(monmap.mons.map((m) => [m.name, m.public_addrs.addrvec.map((a) => `${a.type}:${a.addr}`)]), [["a", [`v2:${c.monIp}:3300`, `v1:${c.monIp}:6789`]]]);
-        lap("mon: init x3, start, quorum");
+        lap("mon: init x3, mon b refused, start, quorum");
     });
 
     it("keyrings: Secret keys imported, daemon keys created, idempotent, a changed key refused", async () => {
@@ -551,6 +570,52 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             return Object.keys(h.checks).filter((k) => !ALLOWED_HEALTH_CHECKS.has(k)).length === 0 ? true : undefined;
         }, 2000);
         lap("third OSD, bounded drain timeout, drain, stop, purge, zap, HEALTH_OK");
+    });
+
+    it("grown from two hosts to three, mons b and c join the running cluster; re-runs touch nothing", async () => {
+        const ips = grown.monIps;
+        assert.deepEqual(Object.keys(ips), ["a", "b", "c"]);
+        assert.equal(ips.a, c.monIp, "mon a keeps its Service and address");
+        assert.equal(grown.fsid, c.fsid, "same cluster");
+        const mons = ["--mon", `a=${ips.a}`, "--mon", `b=${ips.b}`, "--mon", `c=${ips.c}`, "--initial", "a"];
+        // the ConfigMap now lists the three mons
+        c.writeConf(c.conf, c.fsid, grown);
+        // mon a's init with the grown config: its store is left as it is
+        const aInit = grown.container(`ceph-${FS}-mon-a`, "mon-init");
+        assert.deepEqual(aInit.command.slice(3), ["ceph-mon-init", "--id", "a", ...mons]);
+        assert.deepEqual(decisions(ok(await c.container(aInit)).stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
+        const fixed = (id: string) => ["keyring", "zcloud-fsid"].map((f) => fs.readFileSync(path.join(c.dataDir, "mon", `ceph-${id}`, f), "utf8"));
+        for (const id of ["b", "c"]) {
+            const init = grown.container(`ceph-${FS}-mon-${id}`, "mon-init");
+            assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", id, ...mons]);
+            const joined = ok(await c.container(init));
+            assert.deepEqual(decisions(joined.stdout), [
+                `zcloud: mon.${id}: a quorum of cluster ${c.fsid} answered; joining it`,
+                `zcloud: mon.${id}: created store at /var/lib/ceph/mon/ceph-${id} from the monmap of running cluster ${c.fsid}`,
+                `zcloud: mon.${id}: added to the monmap at [v2:${ips[id]}:3300,v1:${ips[id]}:6789]`,
+            ]);
+            assert.doesNotMatch(fs.readFileSync(path.join(c.dataDir, "mon", `ceph-${id}`, "keyring"), "utf8"), /client\./);
+            c.containerDaemon(`mon.${id}`, grown.container(`ceph-${FS}-mon-${id}`, "mon"));
+            await waitFor(`mon.${id} in the quorum`, 90_000, async () => {
+                const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]);
+                return q.quorum_names.includes(id) ? true : undefined;
+            });
+            const before = fixed(id);
+            const again = ok(await c.container(init));
+            assert.deepEqual(decisions(again.stdout), [`zcloud: mon.${id}: store exists at /var/lib/ceph/mon/ceph-${id}; left untouched`]);
+            assert.deepEqual(fixed(id), before);
+        }
+        const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]);
+        assert.deepEqual([...q.quorum_names].sort(), ["a", "b", "c"]);
+        const monmap = await c.cephJson<{ fsid: string; mons: { name: string; public_addrs: { addrvec: { type: string; addr: string }[] } }[] }>(["mon", "dump"]);
+        assert.equal(monmap.fsid, c.fsid);
+        assert.deepEqual(
+            monmap.mons.map((m) => [m.name, m.public_addrs.addrvec.map((a) => `${a.type}:${a.addr}`)]).sort(),
+            ["a", "b", "c"].map((id) => [id, [`v2:${ips[id]}:3300`, `v1:${ips[id]}:6789`]]),
+        );
+        // the file system still answers through the grown quorum
+        assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
+        lap("grow to three hosts: mons b, c join; re-runs untouched");
     });
 
     it("no key ever appears in what the scripts and daemons printed", () => {

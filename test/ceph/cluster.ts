@@ -195,10 +195,19 @@ export class CephTestCluster {
         const env: Record<string, string> = {};
         for (const e of c.env) {
             if (e.value !== undefined) env[e.name] = this.mapped(e.value, map);
-            else if (e.valueFrom?.fieldRef?.fieldPath === "status.podIP") env[e.name] = this.monIp;
+            else if (e.valueFrom?.fieldRef?.fieldPath === "status.podIP") env[e.name] = this.podIp(c);
             else throw new Error(`${c.id}: env ${e.name} has no value the test can give`);
         }
         return { ...this.testEnv(), ...env };
+    }
+
+    /**
+     * The pod IP the test gives a container: a mon's own advertised address (its
+     * `--public-addr=<ClusterIP>`, on the namespace's loopback), else mon a's.
+     */
+    private podIp(c: PlannedContainer): string {
+        const advertised = c.command.find((w) => w.startsWith("--public-addr="));
+        return advertised ? advertised.slice("--public-addr=".length) : this.monIp;
     }
 
     /** The container's argv: `$(VAR)` expanded from its env as Kubernetes does, paths mapped. */
@@ -242,11 +251,16 @@ export class CephTestCluster {
         return new CephTestCluster(tmp);
     }
 
-    /** Keys, ceph.conf and the namespace, from the plan of the test's stack. */
-    async boot(plan: CephPlan): Promise<void> {
+    /**
+     * Keys, ceph.conf and the namespace, from the plan of the test's stack; the namespace's
+     * loopback also carries `moreMonIps` (mons of a later plan of the same storage).
+     */
+    async boot(plan: CephPlan, moreMonIps: string[] = []): Promise<void> {
         this.plan = plan;
+        this.moreMonIps = moreMonIps;
         await this.init();
     }
+    private moreMonIps: string[] = [];
 
     private async init(): Promise<void> {
         fs.mkdirSync(path.join(this.tmp, "keys"), { mode: 0o700 });
@@ -285,14 +299,14 @@ export class CephTestCluster {
     }
 
     /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */
-    writeConf(file: string, fsid: string): void {
-        const rendered = this.plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
+    writeConf(file: string, fsid: string, plan: CephPlan = this.plan): void {
+        const rendered = plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
         fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, run_dir: `${this.tmp}/run` }), { mode: 0o644 });
     }
 
     private async startHolder(): Promise<void> {
         const script = path.join(__dirname, "ns-holder.sh");
-        const holder = spawn("bash", [script, this.tmp, String(process.pid), this.monIp], { stdio: ["ignore", "pipe", "pipe"] });
+        const holder = spawn("bash", [script, this.tmp, String(process.pid), this.monIp, ...this.moreMonIps], { stdio: ["ignore", "pipe", "pipe"] });
         this.holder = holder;
         let out = "";
         holder.stdout!.on("data", (d) => (out += String(d)));

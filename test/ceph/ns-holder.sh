@@ -1,11 +1,11 @@
 #!/bin/bash
 # shellcheck disable=SC2016 # the inner scripts expand their own arguments
-# ns-holder.sh <tmp> <watch-pid> <mon-ip>: the private world of one Ceph test cluster, and its
+# ns-holder.sh <tmp> <watch-pid> <mon-ip>...: the private world of one Ceph test cluster, and its
 # teardown.
 #
 # Starts a process in a new private mount and network namespace in which <tmp>/data is
 # /var/lib/ceph and <tmp>/varlog is /var/log/ceph (ceph-volume hard-codes both) and the loopback
-# also carries <mon-ip> (the mon Service's ClusterIP of the plan), prints `ns <pid>` once it is
+# also carries each <mon-ip> (the mon Services' ClusterIPs of the plans), prints `ns <pid>` once it is
 # ready, and stays until <watch-pid> exits or <tmp>/stop appears (or SIGTERM/SIGINT). Then it
 # tears everything down, whatever state the test left: every process in that namespace
 # (daemons, ceph-fuse, scripts) is killed; the namespace and all
@@ -15,21 +15,23 @@ set -u
 
 tmp=$1
 watch=$2
-monip=${3:-}
-if [ ! -d "$tmp" ] || [ -z "$watch" ] || [ -z "$monip" ]; then
-    echo "usage: ns-holder.sh <tmp> <watch-pid> <mon-ip>" >&2
+if [ ! -d "$tmp" ] || [ -z "$watch" ] || [ -z "${3:-}" ]; then
+    echo "usage: ns-holder.sh <tmp> <watch-pid> <mon-ip>..." >&2
     exit 2
 fi
+shift 2
 
 unshare --mount --net --propagation private -- bash -c '
     set -e
     mount --bind "$1/data" /var/lib/ceph
     mount --bind "$1/varlog" /var/log/ceph
     ip link set lo up
-    ip addr add "$2/32" dev lo
-    echo ready >"$1/ns-ready"
+    t=$1
+    shift
+    for ip in "$@"; do ip addr add "$ip/32" dev lo; done
+    echo ready >"$t/ns-ready"
     exec sleep 7200
-' ns-holder "$tmp" "$monip" &
+' ns-holder "$tmp" "$@" &
 nspid=$!
 
 for _ in $(seq 1 50); do

@@ -105,6 +105,14 @@ export class CephPlan {
         return m[1];
     }
 
+    /** Every mon's address (id -> its Service's ClusterIP) in ceph.conf's mon_host, in order. */
+    get monIps(): Record<string, string> {
+        const hosts = /^mon_host = (.*)$/m.exec(this.conf)![1];
+        const ips = [...hosts.matchAll(/\[v2:([0-9.]+):3300,v1:\1:6789\]/g)].map((m) => m[1]);
+        assert.ok(ips.length > 0, `mon_host of v2+v1 addresses expected:\n${this.conf}`);
+        return Object.fromEntries(ips.map((ip, i) => [String.fromCharCode(97 + i), ip]));
+    }
+
     /** A container (or init container) of a planned Deployment, DaemonSet or Job. */
     container(resourceName: string, containerName: string): PlannedContainer {
         const workloads = this.run.resources.filter((r) => r.name === resourceName && /^kubernetes:(apps\/v1:(Deployment|DaemonSet)|batch\/v1:Job)$/.test(r.type));
