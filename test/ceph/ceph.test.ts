@@ -239,6 +239,17 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(refused.code, 3, show(refused));
         assert.deepEqual(decisions(refused.stderr), ["zcloud: mon.b: refused: no quorum answered within 3s and this mon is not initial (a); no store created, retry later"]);
         assert.deepEqual(fs.readdirSync(path.join(c.dataDir, "mon")), ["ceph-a"]);
+        // A new three-host storage: mon a (initial) finds no quorum and starts the cluster with
+        // a monmap of a alone (b and c join it later); here on a data root of its own.
+        const freshInit = grown.container(`ceph-${FS}-mon-a`, "mon-init");
+        const fresh = ok(await c.container(freshInit, { env: { ZCLOUD_CEPH_TIMEOUT: "3", ZCLOUD_CEPH_DATA: "/var/lib/ceph/fresh3" } }));
+        assert.deepEqual(decisions(fresh.stdout), [
+            "zcloud: mon.a: no quorum answered within 3s; initial mon starts the cluster",
+            `zcloud: mon.a: created store at /var/lib/ceph/fresh3/mon/ceph-a for cluster ${c.fsid} (initial monmap: a)`,
+        ]);
+        const freshMap = ok(await c.exec(["sh", "-c", 'ceph-mon --id a --mon-data "$1" --extract-monmap "$2" >/dev/null 2>&1 && monmaptool --print "$2"', "x", "/var/lib/ceph/fresh3/mon/ceph-a", path.join(c.tmp, "scratch", "fresh3.monmap")]));
+        assert.deepEqual(freshMap.stdout.split("\n").filter((l) => / mon\./.test(l)), [`0: [v2:${c.monIp}:3300/0,v1:${c.monIp}:6789/0] mon.a`]);
+        fs.rmSync(path.join(c.dataDir, "fresh3"), { recursive: true });
 
         c.cephDaemon("mon", c.monId);
         await waitFor("mon quorum", 60_000, async () => {
@@ -247,7 +258,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         });
         const monmap = await c.cephJson<{ mons: { name: string; public_addrs: { addrvec: { type: string; addr: string }[] } }[] }>(["mon", "dump"]);
         assert.deepEqual(monmap.mons.map((m) => [m.name, m.public_addrs.addrvec.map((a) => `${a.type}:${a.addr}`)]), [["a", [`v2:${c.monIp}:3300`, `v1:${c.monIp}:6789`]]]);
-        lap("mon: init x3, mon b refused, start, quorum");
+        lap("mon: init x3, mon b refused, fresh 3-host mon a, start, quorum");
     });
 
     it("keyrings: Secret keys imported, daemon keys created, idempotent, a changed key refused", async () => {
