@@ -76,14 +76,29 @@ rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeN
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"
 [ -n "$rm_pod" ] || rm_die "no running admin pod of the storage on $rm_node; cannot drain (is the node up and labelled?)"
 
-# shellcheck disable=SC2016 # $1 expands inside the pod
-rm_id=$(rm_kubectl exec "$rm_pod" -- sh -c \
-    'ceph-bluestore-tool show-label --dev "$1" 2>/dev/null </dev/null | sed -n "s/^[[:space:]]*\"whoami\": \"\([0-9]*\)\".*/\1/p" | head -n 1' \
-    cephfs-osd-id "$rm_dev") || rm_die "cannot read the bluestore label in $rm_pod"
-if [ -z "$rm_id" ]; then
-    rm_log "no OSD label on the device; nothing to drain"
-    exit 0
-fi
+# Inside the admin pod: "none" only when the device has no bluestore label at all; the OSD id
+# when it has this cluster's label; anything else (unreadable label, another cluster) fails, so
+# an OSD is never deleted undrained because its label could not be read.
+# shellcheck disable=SC2016 # the script's variables expand inside the pod
+rm_label_script='dev=$1
+magic=$(head -c 22 "$dev" 2>/dev/null) || { echo "cannot read $dev" >&2; exit 1; }
+[ "$magic" = "bluestore block device" ] || { echo none; exit 0; }
+label=$(ceph-bluestore-tool show-label --dev "$dev" </dev/null 2>/dev/null) || { echo "$dev has a bluestore label that ceph-bluestore-tool cannot read" >&2; exit 1; }
+id=$(printf "%s\n" "$label" | sed -n "s/^[[:space:]]*\"whoami\": \"\([0-9][0-9]*\)\".*/\1/p" | head -n 1)
+fsid=$(printf "%s\n" "$label" | sed -n "s/^[[:space:]]*\"ceph_fsid\": \"\([0-9a-f-]*\)\".*/\1/p" | head -n 1)
+ours=$(ceph-conf --lookup fsid) || { echo "cannot read this cluster fsid" >&2; exit 1; }
+[ -n "$id" ] || { echo "$dev has a bluestore label without an OSD id" >&2; exit 1; }
+[ "$fsid" = "$ours" ] || { echo "$dev holds an OSD of cluster $fsid, not of this cluster ($ours)" >&2; exit 1; }
+echo "$id"'
+rm_id=$(rm_kubectl exec "$rm_pod" -- sh -c "$rm_label_script" cephfs-osd-id "$rm_dev") ||
+    rm_die "cannot tell which OSD $rm_dev holds (see above); nothing was drained or deleted"
+case $rm_id in
+    none)
+        rm_log "no bluestore label on the device; nothing to drain"
+        exit 0
+        ;;
+    '' | *[!0-9]*) rm_die "unexpected OSD id '$rm_id' for $rm_dev; nothing was drained or deleted" ;;
+esac
 rm_log "holds osd.$rm_id; draining before its workload is deleted"
 
 rm_rc=0

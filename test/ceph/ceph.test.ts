@@ -564,7 +564,15 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.deepEqual(decisions(ok(await inAdmin("purge", "--id", "1")).stdout), ["zcloud: osd.1: already purged"]);
         assert.deepEqual(decisions(ok(await inAdmin("zap", "--device", devices.b)).stdout), [`zcloud: ${devices.b}: no bluestore label; nothing to zap`]);
         const rerun = await removeOsd("b", NODE2);
-        assert.deepEqual(decisions(ok(rerun.r).stdout), [`${subject}no OSD label on the device; nothing to drain`]);
+        assert.deepEqual(decisions(ok(rerun.r).stdout), [`${subject}no bluestore label on the device; nothing to drain`]);
+        // a label that cannot be read fails the delete: an OSD is never deleted undrained
+        ok(await c.exec(["sh", "-c", 'printf "bluestore block device\\nnot-a-uuid\\n" | dd of="$1" bs=4096 conv=sync,notrunc status=none', "garble", devices.b]));
+        const unreadable = await removeOsd("b", NODE2);
+        assert.equal(unreadable.r.code, 1, show(unreadable.r));
+        assert.match(unreadable.r.stderr, new RegExp(`${devices.b} has a bluestore label that ceph-bluestore-tool cannot read`));
+        assert.match(unreadable.r.stderr, new RegExp(`^${subject}refused: cannot tell which OSD ${devices.b} holds \\(see above\\); nothing was drained or deleted$`, "m"));
+        assert.equal(unreadable.calls.length, 2, "no drain, scale or purge after the label lookup failed");
+        ok(await c.exec(["dd", "if=/dev/zero", `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
 
         // the node's disk command may now let the device go (osd.2 on the other device still holds)
         const released = ok(await onNode(withDevices(plan.disks(FS, NODE2).delete, [devices.b, devices.c], [devices.b])));
