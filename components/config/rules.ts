@@ -176,6 +176,19 @@ export const cephReplicas: Rule = (c) =>
         ];
     });
 
+/** `ceph-<name>-mon-<id>` Services (DNS-1035 labels, 63 characters at most) leave 52 for the name. */
+export const cephfsNameLength: Rule = (c) =>
+    c.cephfs.flatMap((s, i) =>
+        s.name.length <= 52
+            ? []
+            : [
+                  {
+                      path: `cephfs[${i}].name`,
+                      message: `is ${s.name.length} characters; a cephfs name has at most 52, because its mon Services are named ceph-<name>-mon-<id> (at most 63)`,
+                  },
+              ],
+    );
+
 export const chapPairs: Rule = (c) =>
     c.iscsi.flatMap((s, i) => {
         if (!s.chap || (s.chap.username !== undefined) === (s.chap.password !== undefined)) {
@@ -199,6 +212,7 @@ export const allRules: readonly Rule[] = [
     devicesClaimedOnce,
     nodeExclusive,
     cephReplicas,
+    cephfsNameLength,
     chapPairs,
 ];
 
