@@ -93,6 +93,20 @@ zl_vg_pvs() {
     printf '%s\n' "$zl_vp_out" | awk -F'|' -v vg="$1" '{ gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2) } $2 == vg { print $1 "|" $3 + 0 }'
 }
 
+# zl_vg_pv_paths VG: sets zl_pv_lines (zl_vg_pvs output), zl_pv_paths (the PV paths of VG) and
+# zl_pv_missing (a PV LVM cannot find, by the name LVM prints for it; empty when all are there).
+zl_vg_pv_paths() {
+    zl_pv_lines=$(zl_vg_pvs "$1") || exit 1
+    zl_pv_paths='' zl_pv_missing=''
+    for zl_pp_line in $zl_pv_lines; do
+        zl_pp_pv=${zl_pp_line%%|*}
+        case $zl_pp_pv in
+            /*) zl_pv_paths="$zl_pv_paths${zl_pv_paths:+ }$zl_pp_pv" ;;
+            *) zl_pv_missing=$zl_pp_pv ;;
+        esac
+    done
+}
+
 # zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG, one per LV (segtype
 # is a segment field: lvs prints a row per segment, e.g. for an LV spanning two PVs).
 zl_vg_lvs() {
@@ -131,17 +145,17 @@ zl_lv_use() {
 # paths to add), zl_keep (declared paths already ours), zl_remove (PVs to take out).
 zl_check_apply() {
     zl_failed=0 zl_seen='' zl_new='' zl_keep='' zl_remove='' zl_ours=''
-    zl_vg_present=0 zl_pvlist=
+    zl_vg_present=0
     if zl_vg_exists "$zl_vg"; then
         zl_vg_present=1
-        zl_pvlist=$(zl_vg_pvs "$zl_vg") || exit 1
-        for zl_line in $zl_pvlist; do
-            zl_pv=${zl_line%%|*}
-            case $zl_pv in
-                /*) zl_ours="$zl_ours${zl_ours:+ }$(zc_canonical "$zl_pv")" ;;
-                *) zc_refuse "VG $zl_vg" "has a missing PV ($zl_pv); repair it by hand"; zl_failed=1 ;;
-            esac
+        zl_vg_pv_paths "$zl_vg"
+        for zl_pv in $zl_pv_paths; do
+            zl_ours="$zl_ours${zl_ours:+ }$(zc_canonical "$zl_pv")"
         done
+        if [ -n "$zl_pv_missing" ]; then
+            zc_refuse "VG $zl_vg" "has a missing PV ($zl_pv_missing); repair it by hand"
+            zl_failed=1
+        fi
     fi
     for zl_dev in $zl_devices; do
         if ! zc_guard_device "$zl_dev" "$zl_wipe" "$zl_vg"; then
@@ -162,7 +176,7 @@ zl_check_apply() {
         fi
     done
     if [ "$zl_vg_present" = 1 ]; then
-        for zl_line in $zl_pvlist; do
+        for zl_line in $zl_pv_lines; do
             case $zl_line in /*) ;; *) continue ;; esac
             zl_pv=$(zc_canonical "${zl_line%%|*}")
             zl_used=${zl_line##*|}
@@ -265,22 +279,17 @@ zl_release() {
     if [ -n "$zl_blocking" ]; then
         zc_die "VG $zl_vg" "holds logical volumes ($zl_blocking); remove them first"
     fi
-    zl_pvs=
-    zl_pvlist=$(zl_vg_pvs "$zl_vg") || exit 1
-    for zl_line in $zl_pvlist; do
-        zl_pv=${zl_line%%|*}
-        case $zl_pv in
-            /*) zl_pvs="$zl_pvs${zl_pvs:+ }$zl_pv" ;;
-            *) zc_die "VG $zl_vg" "has a missing PV ($zl_pv); repair it by hand" ;;
-        esac
-    done
+    zl_vg_pv_paths "$zl_vg"
+    if [ -n "$zl_pv_missing" ]; then
+        zc_die "VG $zl_vg" "has a missing PV ($zl_pv_missing); repair it by hand"
+    fi
     for zl_lv in $zl_pools; do
         lvremove --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
         zc_log "VG $zl_vg" "empty thin pool $zl_lv removed"
     done
     vgremove --quiet -- "$zl_vg" </dev/null || zc_fail "VG $zl_vg" "vgremove"
     zc_log "VG $zl_vg" "removed"
-    for zl_pv in $zl_pvs; do
+    for zl_pv in $zl_pv_paths; do
         pvremove --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "pvremove"
         wipefs --all --quiet -- "$zl_pv" </dev/null || zc_fail "$zl_pv" "wipefs --all"
         zc_log "$zl_pv" "PV removed, wiped"
