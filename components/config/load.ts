@@ -1,15 +1,45 @@
+import * as fs from "fs";
+import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigValidationError, formatIssue } from "./errors";
 import { StackModel } from "./model";
-import { parseStackConfig } from "./parse";
+import { parseFullConfig } from "./namespaces";
+import { readStackDocument } from "./stackDocument";
+import { loadBoundedYaml } from "./yaml";
 
-/** The project's config namespace (`zcloud-storage:nodes`, ...). */
-export const configNamespace = "zcloud-storage";
+export { configNamespace } from "./namespaces";
+
+/** Set by the offline plan, which read the stack file itself (and may have none on disk). */
+let declaredSecurePaths: readonly string[] | undefined;
+
+/** The offline plan tells the program which leaves of its config are `secure:` values. */
+export function declareSecurePaths(paths: readonly string[] | undefined): void {
+    declaredSecurePaths = paths;
+}
 
 /**
- * Reads every `zcloud-storage:` key of the current stack synchronously (values are plain here;
- * secret leaves are wrapped again before any resource sees them), validates them together and
- * throws one error listing every problem before anything is registered.
+ * The runtime marks only whole top-level keys secret; which leaves are `secure:` only the stack
+ * file says. Under the CLI the program runs in the project directory: read
+ * `<stackConfigDir>/Pulumi.<stack>.yaml` there. Undefined when there is no such file (config
+ * from elsewhere): secret leaves are then checked by top-level key.
+ */
+function securePathsOfStackFile(): readonly string[] | undefined {
+    if (declaredSecurePaths) {
+        return declaredSecurePaths;
+    }
+    const project = path.join(process.cwd(), "Pulumi.yaml");
+    if (!fs.existsSync(project)) {
+        return undefined;
+    }
+    const dir = (loadBoundedYaml(fs.readFileSync(project, "utf8"), "Pulumi.yaml") as { stackConfigDir?: unknown } | null)?.stackConfigDir;
+    const file = path.join(process.cwd(), typeof dir === "string" ? dir : ".", `Pulumi.${pulumi.getStack()}.yaml`);
+    return fs.existsSync(file) ? readStackDocument(fs.readFileSync(file, "utf8"), path.relative(process.cwd(), file)).securePaths : undefined;
+}
+
+/**
+ * Reads every key of the current stack synchronously (values are plain here; secret leaves are
+ * wrapped again before any resource sees them), validates them together and throws one error
+ * listing every problem before anything is registered.
  */
 export function loadStackConfig(): StackModel {
     const values: Record<string, unknown> = {};
@@ -17,18 +47,18 @@ export function loadStackConfig(): StackModel {
     // The SDK marks which keys hold secrets but types this helper as internal; without it the
     // clear-text-secret check is skipped rather than guessed.
     const isConfigSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+    // allConfig() is every key of the stack, in every namespace (PULUMI_CONFIG under the CLI).
     for (const [fullKey, raw] of Object.entries(pulumi.runtime.allConfig())) {
-        const sep = fullKey.indexOf(":");
-        if (fullKey.slice(0, sep) !== configNamespace) {
-            continue;
-        }
-        const key = fullKey.slice(sep + 1);
-        values[key] = parseConfigValue(raw);
+        Object.defineProperty(values, fullKey, { value: parseConfigValue(raw), enumerable: true, writable: true, configurable: true });
         if (isConfigSecret?.(fullKey)) {
-            secretKeys.add(key);
+            secretKeys.add(fullKey);
         }
     }
-    const result = parseStackConfig(values, isConfigSecret ? { secretKeys } : {});
+    const securePaths = securePathsOfStackFile();
+    const result = parseFullConfig(values, {
+        ...(isConfigSecret ? { secretKeys } : {}),
+        ...(securePaths ? { securePaths } : {}),
+    });
     for (const warning of result.warnings) {
         pulumi.log.warn(formatIssue(warning));
     }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigIssue, keyPath } from "./errors";
+import { Secrecy, isAtOrUnder, scrub, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
 import { allRules, configWarnings } from "./rules";
 import { StackParsed, cephfsSchema, iscsiSchema, lvmSchema, nfsSchema, nodeSchema, stackSchema } from "./schema";
@@ -12,6 +13,12 @@ export interface ParseOptions {
      * error: it would sit in the stack file and the state in clear text.
      */
     secretKeys?: ReadonlySet<string>;
+    /**
+     * Key paths written as `secure:` values in the stack file (`ssh.privateKey`,
+     * `iscsi[0].chap.password`). When given, each secret leaf is checked on its own: a clear one is
+     * refused even when a sibling is a proper secret (the runtime only knows top-level keys).
+     */
+    securePaths?: readonly string[];
 }
 
 export interface ParseResult {
@@ -35,17 +42,9 @@ const typeWords: Record<string, string> = {
     record: "a map of keys",
 };
 
-function describeValue(value: unknown): string {
-    if (value === null) {
-        return "null";
-    }
-    if (Array.isArray(value)) {
-        return "a list";
-    }
-    if (typeof value === "object") {
-        return "a map";
-    }
-    return `${typeof value} ${JSON.stringify(value)}`;
+function describeValue(value: unknown, secret = false): string {
+    const shown = showValue(value, secret);
+    return value !== null && typeof value !== "object" && !secret ? `${typeof value} ${shown}` : shown;
 }
 
 const unknownKeysMarker = "\u0000unknown-keys:";
@@ -53,10 +52,8 @@ const unknownKeysMarker = "\u0000unknown-keys:";
 /** Messages for the issues zod words generically; rules with their own message keep it. */
 const errorMap: z.core.$ZodErrorMap = (issue) => {
     if (issue.code === "invalid_type") {
-        if (issue.input === undefined) {
-            return "is required";
-        }
-        return `must be ${typeWords[issue.expected] ?? issue.expected}, not ${describeValue(issue.input)}`;
+        // The offending value is added by toIssues(), which knows whether its path is secret.
+        return issue.input === undefined ? "is required" : `must be ${typeWords[issue.expected] ?? issue.expected}`;
     }
     if (issue.code === "unrecognized_keys") {
         // Carry the allowed keys to toIssues(), which words one issue per unknown key.
@@ -73,47 +70,87 @@ function unknownKeyIssue(path: PropertyKey[], key: string, allowed: string[]): C
     };
 }
 
-function toIssues(error: z.ZodError, prefix: PropertyKey[]): ConfigIssue[] {
+/** A message about a plain value names it: `must be X` becomes `"v" is not X`. */
+function withValue(message: string, input: unknown, secret: boolean): string {
+    if (input === null || typeof input === "object" || input === undefined || !message.startsWith("must be ")) {
+        return message;
+    }
+    return `${showValue(input, secret)} is not ${message.slice("must be ".length)}`;
+}
+
+function toIssues(error: z.ZodError, prefix: PropertyKey[], secrecy: Secrecy): ConfigIssue[] {
     return error.issues.flatMap((issue) => {
         const path = [...prefix, ...issue.path];
         if (issue.code === "unrecognized_keys" && issue.message.startsWith(unknownKeysMarker)) {
             const allowed = JSON.parse(issue.message.slice(unknownKeysMarker.length)) as string[];
             return issue.keys.map((key) => unknownKeyIssue(path, key, allowed));
         }
-        return [{ path: keyPath(path), message: issue.message }];
+        const secret = secrecy.isSecret(keyPath(path));
+        const input = (issue as { input?: unknown }).input;
+        const message =
+            issue.code === "invalid_type" && input !== undefined
+                ? `${issue.message}, not ${describeValue(input, secret)}`
+                : withValue(issue.message, input, secret);
+        return [{ path: keyPath(path), message }];
     });
 }
 
-function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix: PropertyKey[], issues: ConfigIssue[]): z.output<T> | undefined {
-    const result = schema.safeParse(value, { error: errorMap });
+function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix: PropertyKey[], ctx: ParseContext): z.output<T> | undefined {
+    const result = schema.safeParse(value, { error: errorMap, reportInput: true });
     if (result.success) {
         return result.data;
     }
-    issues.push(...toIssues(result.error, prefix));
+    ctx.issues.push(...toIssues(result.error, prefix, ctx.secrecy));
     return undefined;
+}
+
+interface ParseContext {
+    issues: ConfigIssue[];
+    secrecy: Secrecy;
+}
+
+/**
+ * `__proto__` is an own key of a parsed stack file, yet zod's records and spread objects drop it
+ * silently (it would set a prototype): a node named so would vanish from the plan. It is refused
+ * where it stands; names such as `constructor` are plain names (see ownRecord).
+ */
+function protoKeyIssues(value: unknown, parts: PropertyKey[]): ConfigIssue[] {
+    if (value === null || typeof value !== "object") {
+        return [];
+    }
+    return Object.entries(value).flatMap(([k, v]) => {
+        const here = [...parts, Array.isArray(value) ? Number(k) : k];
+        return k === "__proto__"
+            ? [{ path: keyPath(here), message: '"__proto__" is not a usable name: it is neither a Kubernetes node name nor a known key' }]
+            : protoKeyIssues(v, here);
+    });
 }
 
 /**
  * Parses sections and list items one by one, so one bad item does not hide the errors of the
  * others: cross-key rules then run over every item whose shape is valid.
  */
-function parseSections(values: Record<string, unknown>, issues: ConfigIssue[]): StackParsed {
+function parseSections(values: Record<string, unknown>, ctx: ParseContext): { parsed: StackParsed; declaredNodes: Set<string> } {
+    const { issues } = ctx;
     const shape = stackSchema.shape;
     const allowed = Object.keys(shape);
     for (const key of Object.keys(values)) {
-        if (!(key in shape)) {
+        if (!Object.hasOwn(shape, key)) {
             issues.push(unknownKeyIssue([], key, allowed));
         }
     }
     const section = <K extends "namespace" | "imageRegistry" | "ssh">(key: K) =>
-        parseWith(shape[key] as z.ZodType, values[key], [key], issues) as z.output<(typeof shape)[K]> | undefined;
-    const nodes: StackParsed["nodes"] = {};
+        parseWith(shape[key] as z.ZodType, values[key], [key], ctx) as z.output<(typeof shape)[K]> | undefined;
+    const nodes: StackParsed["nodes"] = ownRecord([]);
+    // Every name under nodes, valid entry or not: an invalid entry is reported once, by itself.
+    const declaredNodes = new Set<string>();
     const rawNodes = values.nodes ?? {};
     if (typeof rawNodes !== "object" || rawNodes === null || Array.isArray(rawNodes)) {
-        issues.push({ path: "nodes", message: `must be a map of node name to { address }, not ${describeValue(rawNodes)}` });
+        issues.push({ path: "nodes", message: `must be a map of node name to { address }, not ${describeValue(rawNodes, ctx.secrecy.isSecret("nodes"))}` });
     } else {
         for (const [name, node] of Object.entries(rawNodes)) {
-            const parsed = parseWith(nodeSchema, node, ["nodes", name], issues);
+            declaredNodes.add(name);
+            const parsed = name === "__proto__" ? undefined : parseWith(nodeSchema, node, ["nodes", name], ctx);
             if (parsed) {
                 nodes[name] = parsed;
             }
@@ -123,7 +160,7 @@ function parseSections(values: Record<string, unknown>, issues: ConfigIssue[]): 
     for (const key of Object.keys(listSchemas) as ListKey[]) {
         const raw = values[key] ?? [];
         if (!Array.isArray(raw)) {
-            issues.push({ path: key, message: `must be a list of ${key} storages, not ${describeValue(raw)}` });
+            issues.push({ path: key, message: `must be a list of ${key} storages, not ${describeValue(raw, ctx.secrecy.isSecret(key))}` });
             lists[key] = [];
             continue;
         }
@@ -131,41 +168,54 @@ function parseSections(values: Record<string, unknown>, issues: ConfigIssue[]): 
         // original indexes in their paths.
         const items: unknown[] = [];
         raw.forEach((item, i) => {
-            const parsed = parseWith(listSchemas[key] as z.ZodType, item, [key, i], issues);
+            const parsed = parseWith(listSchemas[key] as z.ZodType, item, [key, i], ctx);
             if (parsed !== undefined) {
                 items[i] = parsed;
             }
         });
         lists[key] = items as never;
     }
-    return {
+    const parsed = {
         namespace: section("namespace") ?? defaultNamespace,
         imageRegistry: section("imageRegistry"),
         ssh: section("ssh"),
         nodes,
         ...lists,
     };
+    return { parsed, declaredNodes };
 }
 
-function secretLeafIssues(c: StackParsed, secretKeys: ReadonlySet<string>): ConfigIssue[] {
-    const issues: ConfigIssue[] = [];
-    const needSecret = (topKey: string, path: string, present: boolean) => {
-        if (present && !secretKeys.has(topKey)) {
-            issues.push({
-                path,
-                message: `is stored in clear text; set it as a secret: pulumi config set --secret --path ${path} (read the value from a file or stdin, not the command line)`,
-            });
-        }
-    };
-    needSecret("ssh", "ssh.privateKey", c.ssh?.privateKey !== undefined);
-    needSecret("ssh", "ssh.bastion.privateKey", c.ssh?.bastion?.privateKey !== undefined);
-    c.iscsi.forEach((s, i) => needSecret("iscsi", `iscsi[${i}].chap.password`, s.chap?.password !== undefined));
-    return issues;
+/**
+ * A map keyed by names from the config, with no prototype: `hostKeys["constructor"]` is
+ * undefined unless the config pins a key for a node named constructor.
+ */
+export function ownRecord<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+    const out = Object.create(null) as Record<string, T>;
+    for (const [k, v] of entries) {
+        out[k] = v;
+    }
+    return out;
+}
+
+/** Each secret leaf on its own: `secure:` itself or under a `secure:` value (or secret key). */
+function secretLeafIssues(c: StackParsed, isSecure: (path: string) => boolean): ConfigIssue[] {
+    const leaves = [
+        ...(c.ssh?.privateKey !== undefined ? ["ssh.privateKey"] : []),
+        ...(c.ssh?.bastion?.privateKey !== undefined ? ["ssh.bastion.privateKey"] : []),
+        ...c.iscsi.flatMap((s, i) => (s.chap?.password !== undefined ? [`iscsi[${i}].chap.password`] : [])),
+    ];
+    return leaves
+        .filter((path) => !isSecure(path))
+        .map((path) => ({
+            path,
+            message: `is stored in clear text; set it as a secret: pulumi config set --secret --path ${path} (read the value from a file or stdin, not the command line)`,
+        }));
 }
 
 function toModel(c: StackParsed): StackModel {
+    const hosts = <T extends { hosts: Record<string, string[]> }>(s: T): T => ({ ...s, hosts: ownRecord(Object.entries(s.hosts)) });
     const cephfs: CephFsConfig[] = c.cephfs.map((s) => ({
-        ...s,
+        ...hosts(s),
         replicas: s.replicas ?? Math.min(3, Object.keys(s.hosts).length),
     }));
     const iscsi: IscsiConfig[] = c.iscsi.map(({ chap, ...s }) => ({
@@ -174,9 +224,10 @@ function toModel(c: StackParsed): StackModel {
     }));
     const ssh = c.ssh && {
         ...c.ssh,
+        hostKeys: ownRecord(Object.entries(c.ssh.hostKeys)),
         bastion: c.ssh.bastion && { ...c.ssh.bastion, user: c.ssh.bastion.user ?? c.ssh.user },
     };
-    return { ...c, ssh, cephfs, iscsi };
+    return { ...c, nodes: ownRecord(Object.entries(c.nodes)), lvm: c.lvm.map(hosts), ssh, cephfs, iscsi };
 }
 
 /**
@@ -184,14 +235,22 @@ function toModel(c: StackParsed): StackModel {
  * (`{ nodes: {...}, lvm: [...] }`). Pure: no Pulumi objects, nothing registered.
  */
 export function parseStackConfig(values: Record<string, unknown>, options: ParseOptions = {}): ParseResult {
-    const errors: ConfigIssue[] = [];
-    const parsed = parseSections(values, errors);
+    const { securePaths, secretKeys } = options;
+    const secrecy = new Secrecy(securePaths ?? [...(secretKeys ?? [])]);
+    const ctx: ParseContext = { issues: protoKeyIssues(values, []), secrecy };
+    const { parsed, declaredNodes } = parseSections(values, ctx);
+    const errors = ctx.issues;
     for (const rule of allRules) {
-        errors.push(...rule(parsed));
+        errors.push(...rule(parsed, { declaredNodes }));
     }
-    if (options.secretKeys) {
-        errors.push(...secretLeafIssues(parsed, options.secretKeys));
+    if (securePaths) {
+        errors.push(...secretLeafIssues(parsed, (path) => securePaths.some((p) => isAtOrUnder(path, p))));
+    } else if (secretKeys) {
+        errors.push(...secretLeafIssues(parsed, (path) => secretKeys.has(path.replace(/[.[].*$/, ""))));
     }
-    const warnings = configWarnings(parsed);
-    return errors.length > 0 ? { errors, warnings } : { model: toModel(parsed), errors, warnings };
+    // Rules quote names and paths; none of them may carry a secret's text.
+    const secrets = secrecy.secretStrings(values);
+    const scrubbed = (issues: ConfigIssue[]) => issues.map((i) => ({ ...i, message: scrub(i.message, secrets) }));
+    const warnings = scrubbed(configWarnings(parsed));
+    return errors.length > 0 ? { errors: scrubbed(errors), warnings } : { model: toModel(parsed), errors, warnings };
 }

@@ -8,7 +8,12 @@ import { didYouMean } from "./suggest";
  * config's errors are reported together.
  */
 
-type Rule = (c: StackParsed) => ConfigIssue[];
+export interface RuleContext {
+    /** Every name under nodes, including entries that failed their own checks. */
+    declaredNodes: ReadonlySet<string>;
+}
+
+type Rule = (c: StackParsed, ctx: RuleContext) => ConfigIssue[];
 
 interface StorageRef {
     type: "lvm" | "cephfs" | "iscsi" | "nfs";
@@ -60,8 +65,9 @@ export const nodeNames: Rule = (c) =>
             message: "must be the Kubernetes node name (lowercase RFC 1123: a-z, 0-9, '-' and '.'), as `kubectl get nodes` shows it",
         }));
 
-function unknownNode(c: StackParsed, path: string, node: string): ConfigIssue[] {
-    if (node in c.nodes) {
+function unknownNode(c: StackParsed, ctx: RuleContext, path: string, node: string): ConfigIssue[] {
+    // An entry that failed its own checks is reported there, not again as missing.
+    if (Object.hasOwn(c.nodes, node) || ctx.declaredNodes.has(node)) {
         return [];
     }
     return [
@@ -72,12 +78,12 @@ function unknownNode(c: StackParsed, path: string, node: string): ConfigIssue[] 
     ];
 }
 
-export const knownNodes: Rule = (c) => [
+export const knownNodes: Rule = (c, ctx) => [
     ...nodeTypes.flatMap((type) =>
-        c[type].flatMap((s, i) => Object.keys(s.hosts).flatMap((n) => unknownNode(c, `${type}[${i}].hosts.${n}`, n))),
+        c[type].flatMap((s, i) => Object.keys(s.hosts).flatMap((n) => unknownNode(c, ctx, `${type}[${i}].hosts.${n}`, n))),
     ),
-    ...c.iscsi.flatMap((s, i) => s.initiators.flatMap((n, j) => unknownNode(c, `iscsi[${i}].initiators[${j}]`, n))),
-    ...Object.keys(c.ssh?.hostKeys ?? {}).flatMap((n) => unknownNode(c, `ssh.hostKeys.${n}`, n)),
+    ...c.iscsi.flatMap((s, i) => s.initiators.flatMap((n, j) => unknownNode(c, ctx, `iscsi[${i}].initiators[${j}]`, n))),
+    ...Object.keys(c.ssh?.hostKeys ?? {}).flatMap((n) => unknownNode(c, ctx, `ssh.hostKeys.${n}`, n)),
 ];
 
 export const sshWhenNodesAreUsed: Rule = (c) => {
@@ -236,7 +242,7 @@ export function configWarnings(c: StackParsed): ConfigIssue[] {
     const usedNodes = new Set([...nodeTypes.flatMap((t) => c[t].flatMap((s) => Object.keys(s.hosts))), ...c.iscsi.flatMap((s) => s.initiators)]);
     if (c.ssh) {
         for (const node of usedNodes) {
-            if (node in c.nodes && !(node in c.ssh.hostKeys)) {
+            if (Object.hasOwn(c.nodes, node) && !Object.hasOwn(c.ssh.hostKeys, node)) {
                 warnings.push({
                     path: `ssh.hostKeys.${node}`,
                     message: `not pinned: the SSH connection to ${node} accepts any host key; pin it with the output of ssh-keyscan -t ed25519 ${c.nodes[node].address}`,

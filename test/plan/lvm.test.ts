@@ -189,7 +189,7 @@ describe("LVM config changes", () => {
         assert.equal(bad.resources.length, 0);
         assert.equal(bad.error?.kind, "config");
         assert.deepEqual(bad.error?.issues, [
-            { path: "lvm[1].hosts.node1[0]", message: "must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4" },
+            { path: "lvm[1].hosts.node1[0]", message: '"sdb" is not an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4' },
             { path: "lvm[1].wipe", message: 'must be true or false, not string "yes"' },
             { path: "lvm[0].hosts.node9", message: 'node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address' },
         ]);

@@ -155,9 +155,9 @@ describe("NFS config changes", () => {
         assert.equal(bad.resources.length, 0);
         assert.equal(bad.error?.kind, "config");
         assert.deepEqual(bad.error?.issues, [
-            { path: "nfs[0].server", message: "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.60" },
-            { path: "nfs[0].path", message: "must be an absolute path on the server, e.g. /exports/k8s" },
-            { path: "nfs[0].onDelete", message: "must be one of delete, retain, archive (archive keeps the data in an archived- directory)" },
+            { path: "nfs[0].server", message: '"10.0.0.300" is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.60' },
+            { path: "nfs[0].path", message: '"exports" is not an absolute path on the server, e.g. /exports/k8s' },
+            { path: "nfs[0].onDelete", message: '"archived" is not one of delete, retain, archive (archive keeps the data in an archived- directory)' },
             {
                 path: "nfs[0].mountOptions[0]",
                 message: '"nfsvers=4.1,hard" is not a mount option: write one option per item as name or name=value, without spaces or commas',

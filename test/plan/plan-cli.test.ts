@@ -107,7 +107,7 @@ describe("npm run plan", () => {
             [
                 "zcloud-storage config has 3 errors; nothing was changed:",
                 '  - lvmm: unknown key; did you mean "lvm"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs)',
-                "  - nfs[0].path: must be an absolute path on the server, e.g. /exports/k8s",
+                '  - nfs[0].path: "rel" is not an absolute path on the server, e.g. /exports/k8s',
                 '  - lvm[0].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address',
                 "",
             ].join("\n"),
@@ -116,7 +116,7 @@ describe("npm run plan", () => {
 
     test("a program of your own that breaks a mandatory policy fails the plan with exit 1", async () => {
         const empty = path.join(dir, "Pulumi.empty.yaml");
-        fs.writeFileSync(empty, "config: {}\n");
+        fs.writeFileSync(empty, "config:\n  zcloud-storage:namespace: zcloud-storage\n");
         const r = await plan(empty, "--program", "test/policy/programs/lvm-and-cephfs-on-node.ts");
         assert.equal(r.code, 1, r.stderr);
         assert.match(r.stdout, /❌ zcloud-storage-policy@v0\.1\.0 \(local: policy\)/);

@@ -9,7 +9,7 @@ import { planValues } from "../helpers/plan";
 
 describe("policy pack over planned lvm and cephfs components", () => {
     it("fails a program that puts node2 in an lvm and a cephfs storage", async () => {
-        const run = await planValues({}, path.join(__dirname, "programs/lvm-and-cephfs-on-node.ts"));
+        const run = await planValues({ namespace: "zcloud-storage" }, path.join(__dirname, "programs/lvm-and-cephfs-on-node.ts"));
         assert.equal(run.error, undefined, run.error?.message);
         const violations = evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs })));
         const exclusive = violations.filter((v) => v.policy === "storage-node-exclusive");

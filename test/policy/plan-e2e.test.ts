@@ -14,7 +14,7 @@ function policyInput(run: PlanRun) {
 
 describe("policy pack over planned components", () => {
     it("fails a program that puts one node in two lvm storages on the same disk, with two defaults", async () => {
-        const run = await planYaml("config: {}\n", path.join(__dirname, "programs/lvm-twice-on-node.ts"));
+        const run = await planYaml("config:\n  zcloud-storage:namespace: zcloud-storage\n", path.join(__dirname, "programs/lvm-twice-on-node.ts"));
         const violations = evaluatePolicies(policyInput(run));
         const urnOf = (name: string) => run.resources.find((r) => r.name === name)!.urn;
         assert.deepEqual(

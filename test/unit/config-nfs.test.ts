@@ -49,11 +49,11 @@ describe("nfs config: errors name their key path", () => {
         assert.deepEqual(errors, [
             {
                 path: "nfs[0].name",
-                message: "must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast",
+                message: `"Bad_Name" is not a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast`,
             },
-            { path: "nfs[0].server", message: "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.60" },
-            { path: "nfs[0].path", message: "must be an absolute path on the server, e.g. /exports/k8s" },
-            { path: "nfs[0].onDelete", message: "must be one of delete, retain, archive (archive keeps the data in an archived- directory)" },
+            { path: "nfs[0].server", message: '"10.0.0.300" is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.60' },
+            { path: "nfs[0].path", message: '"exports/k8s" is not an absolute path on the server, e.g. /exports/k8s' },
+            { path: "nfs[0].onDelete", message: '"remove" is not one of delete, retain, archive (archive keeps the data in an archived- directory)' },
             { path: "nfs[0].mountOptions[0]", message: "nfsvers must be one of 3, 4, 4.0, 4.1, 4.2" },
             { path: "nfs[0].mountOptions[1]", message: 'unknown NFS mount option "hardd"; did you mean "hard"?' },
             {
@@ -64,7 +64,7 @@ describe("nfs config: errors name their key path", () => {
             { path: "nfs[1].server", message: "write the IPv6 address without brackets: fd00::1" },
             { path: "nfs[1].path", message: '"#" cannot appear in an NFS path: csi-driver-nfs separates server, path and directory with # in volume IDs' },
             { path: "nfs[1].mountopts", message: 'unknown key; did you mean "mountOptions"? (known keys: name, default, server, path, onDelete, mountOptions)' },
-            { path: "nfs[2].path", message: "must be an absolute path on the server, e.g. /exports/k8s" },
+            { path: "nfs[2].path", message: '"/exports/../k8s" is not an absolute path on the server, e.g. /exports/k8s' },
             { path: "nfs[3].server", message: "is required" },
             { path: "nfs[4].mountOptions", message: 'must be a list, not string "nfsvers=4.1"' },
         ]);

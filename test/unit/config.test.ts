@@ -25,7 +25,8 @@ describe("config: valid", () => {
             { secretKeys: new Set(["ssh", "iscsi"]) },
         );
         assert.deepEqual(r.errors, []);
-        const m = r.model!;
+        // The model's maps have no prototype (a node may be named constructor); compare as plain data.
+        const m = structuredClone(r.model!);
         assert.equal(m.namespace, "zcloud-storage");
         assert.deepEqual(m.ssh, { user: "root", port: 22, privateKey: "k", hostKeys: { node1: key, node2: key, node3: key }, bastion: undefined });
         assert.deepEqual(m.lvm[0].thin, { overprovisionRatio: 4, poolPercent: 90, snapshots: false });
@@ -39,7 +40,7 @@ describe("config: valid", () => {
     test("an empty config is valid and plans only the namespace", () => {
         const r = parseStackConfig({});
         assert.deepEqual(r.errors, []);
-        assert.deepEqual(r.model, { namespace: "zcloud-storage", imageRegistry: undefined, ssh: undefined, nodes: {}, lvm: [], cephfs: [], iscsi: [], nfs: [] });
+        assert.deepEqual(structuredClone(r.model), { namespace: "zcloud-storage", imageRegistry: undefined, ssh: undefined, nodes: {}, lvm: [], cephfs: [], iscsi: [], nfs: [] });
     });
 
     test("bastion user defaults to the ssh user", () => {
@@ -62,20 +63,20 @@ describe("config: each rule reports its key path and a fix", () => {
         ["unknown top-level key", { nodez: {} }, ['nodez: unknown key; did you mean "nodes"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs)']],
         ["unknown nested key", { ...base(), lvm: [{ name: "a", hots: {}, hosts: { node1: ["/dev/sdb"] } }] }, ['lvm[0].hots: unknown key; did you mean "hosts"? (known keys: name, default, hosts, wipe, thin)']],
         ["unknown key far from any", { ...base(), lvm: [{ name: "a", zzzzzz: 1, hosts: { node1: ["/dev/sdb"] } }] }, ["lvm[0].zzzzzz: unknown key (known keys: name, default, hosts, wipe, thin)"]],
-        ["RFC 1123 name", { ...base(), lvm: [{ name: "Local_Fast", hosts: { node1: ["/dev/sdb"] } }] }, ["lvm[0].name: must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast"]],
+        ["RFC 1123 name", { ...base(), lvm: [{ name: "Local_Fast", hosts: { node1: ["/dev/sdb"] } }] }, [`lvm[0].name: "Local_Fast" is not a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast`]],
         ["wrong type", { ...base(), lvm: [{ name: "a", hosts: { node1: "/dev/sdb" } }] }, ['lvm[0].hosts.node1: must be a list, not string "/dev/sdb"']],
         ["missing required key", { ...base(), lvm: [{ name: "a" }] }, ["lvm[0].hosts: is required"]],
         ["empty hosts", { ...base(), lvm: [{ name: "a", hosts: {} }] }, ["lvm[0].hosts: must name at least one node with its devices"]],
         ["empty device list", { ...base(), lvm: [{ name: "a", hosts: { node1: [] } }] }, ["lvm[0].hosts.node1: must list at least one device"]],
-        ["device outside /dev", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/tmp/../dev/sdb"] } }] }, ["lvm[0].hosts.node1[0]: must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4"]],
+        ["device outside /dev", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/tmp/../dev/sdb"] } }] }, ['lvm[0].hosts.node1[0]: "/tmp/../dev/sdb" is not an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4']],
         ["unique names across types", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }], nfs: [{ name: "a", server: "s", path: "/x" }] }, ['nfs[0].name: "a" is already used by lvm[0]; StorageClass names must be unique across all storage types']],
         ["one default", { ...base(), lvm: [{ name: "a", default: true, hosts: { node1: ["/dev/sdb"] } }], nfs: [{ name: "b", default: true, server: "s", path: "/x" }] }, ["nfs[0].default: only one StorageClass can be the default and lvm[0] (a) already is; set default: false on one of them"]],
         ["unknown node", { ...base(), lvm: [{ name: "a", hosts: { node9: ["/dev/sdb"] } }] }, ['lvm[0].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address']],
         ["bad node name", { nodes: { Node_1: { address: "10.0.0.1" } } }, ["nodes.Node_1: must be the Kubernetes node name (lowercase RFC 1123: a-z, 0-9, '-' and '.'), as `kubectl get nodes` shows it"]],
-        ["bad address", { nodes: { n1: { address: "10.0.0.256" } } }, ["nodes.n1.address: must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11"]],
-        ["bad port", { nodes: { n1: { address: "h", port: 70000 } } }, ["nodes.n1.port: must be a TCP port, a whole number from 1 to 65535"]],
+        ["bad address", { nodes: { n1: { address: "10.0.0.256" } } }, ['nodes.n1.address: "10.0.0.256" is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11']],
+        ["bad port", { nodes: { n1: { address: "h", port: 70000 } } }, ['nodes.n1.port: 70000 is not a TCP port, a whole number from 1 to 65535']],
         ["ssh needed", { nodes: base().nodes, lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }] }, ["ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key"]],
-        ["host key format", { ...base(), ssh: { privateKey: "k", hostKeys: { node1: "AAAA" } } }, ['ssh.hostKeys.node1: must be an OpenSSH public key line, e.g. "ssh-ed25519 AAAA..." (ssh-keyscan -t ed25519 <node> prints it)']],
+        ["host key format", { ...base(), ssh: { privateKey: "k", hostKeys: { node1: "AAAA" } } }, ['ssh.hostKeys.node1: "AAAA" is not an OpenSSH public key line, e.g. "ssh-ed25519 AAAA..." (ssh-keyscan -t ed25519 <node> prints it)']],
         ["host key of unknown node", { ...base(), ssh: { privateKey: "k", hostKeys: { node7: key } } }, ['ssh.hostKeys.node7: node7 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address']],
         ["device claimed twice across storages", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }], cephfs: [{ name: "c", hosts: { node1: ["/dev/sdb"] } }] }, [
             "cephfs[0].hosts.node1[0]: /dev/sdb on node1 is already claimed by lvm[0] (a); a device belongs to one storage",
@@ -85,19 +86,19 @@ describe("config: each rule reports its key path and a fix", () => {
         ["node in two lvm storages", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }, { name: "b", hosts: { node1: ["/dev/sdc"] } }] }, ["lvm[1].hosts.node1: node1 already serves lvm storage a; a node is in at most one lvm storage"]],
         ["replicas over hosts", { ...base(), cephfs: [{ name: "c", replicas: 3, hosts: { node1: ["/dev/sdb"], node2: ["/dev/sdb"] } }] }, ["cephfs[0].replicas: 3 replicas need 3 hosts but 2 are listed; Ceph places replicas on different hosts, so add hosts or lower replicas"]],
         ["cephfs name too long for its mon Services", { ...base(), cephfs: [{ name: "a".repeat(53), hosts: { node1: ["/dev/sdb"] } }] }, ["cephfs[0].name: is 53 characters; a cephfs name has at most 52, because its mon Services are named ceph-<name>-mon-<id> (at most 63)"]],
-        ["IQN", { ...base(), iscsi: [{ name: "s", portals: ["10.0.0.5:3260"], iqn: "iqn.2003-13.x", initiators: ["node1"] }] }, ["iscsi[0].iqn: must be an iSCSI name: iqn.YYYY-MM.reverse.domain[:identifier] (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>"]],
-        ["portal without port", { ...base(), iscsi: [{ name: "s", portals: ["10.0.0.5"], iqn: "eui.0123456789abcdef", initiators: ["node1"] }] }, ["iscsi[0].portals[0]: must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260"]],
+        ["IQN", { ...base(), iscsi: [{ name: "s", portals: ["10.0.0.5:3260"], iqn: "iqn.2003-13.x", initiators: ["node1"] }] }, ['iscsi[0].iqn: "iqn.2003-13.x" is not an iSCSI name: iqn.YYYY-MM.reverse.domain[:identifier] (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>']],
+        ["portal without port", { ...base(), iscsi: [{ name: "s", portals: ["10.0.0.5"], iqn: "eui.0123456789abcdef", initiators: ["node1"] }] }, ['iscsi[0].portals[0]: "10.0.0.5" is not host:port or [ipv6]:port, e.g. 10.0.0.50:3260']],
         ["CHAP pair", { ...base(), iscsi: [{ name: "s", portals: ["h:3260"], iqn: "naa.0123456789abcdef", chap: { username: "u" }, initiators: ["node1"] }] }, ["iscsi[0].chap.password: is missing; CHAP needs both username and password (or leave chap out for a target without authentication)"]],
         ["initiator in two iscsi storages", { ...base(), iscsi: [
             { name: "s", portals: ["h:3260"], iqn: "naa.0123456789abcdef", initiators: ["node1"] },
             { name: "t", portals: ["h:3260"], iqn: "naa.0123456789abcdee", initiators: ["node1"] },
         ] }, ["iscsi[1].initiators[0]: node1 already serves iscsi storage s; a node is in at most one iscsi storage"]],
-        ["NFS relative path", { nfs: [{ name: "n", server: "s", path: "exports" }] }, ["nfs[0].path: must be an absolute path on the server, e.g. /exports/k8s"]],
-        ["NFS onDelete", { nfs: [{ name: "n", server: "s", path: "/e", onDelete: "archived" }] }, ["nfs[0].onDelete: must be one of delete, retain, archive (archive keeps the data in an archived- directory)"]],
+        ["NFS relative path", { nfs: [{ name: "n", server: "s", path: "exports" }] }, ['nfs[0].path: "exports" is not an absolute path on the server, e.g. /exports/k8s']],
+        ["NFS onDelete", { nfs: [{ name: "n", server: "s", path: "/e", onDelete: "archived" }] }, ['nfs[0].onDelete: "archived" is not one of delete, retain, archive (archive keeps the data in an archived- directory)']],
         ["NFS mount option typo", { nfs: [{ name: "n", server: "s", path: "/e", mountOptions: ["nfsver=4.1"] }] }, ['nfs[0].mountOptions[0]: unknown NFS mount option "nfsver"; did you mean "nfsvers"?']],
         ["NFS version", { nfs: [{ name: "n", server: "s", path: "/e", mountOptions: ["nfsvers=5"] }] }, ["nfs[0].mountOptions[0]: nfsvers must be one of 3, 4, 4.0, 4.1, 4.2"]],
-        ["image registry with scheme", { imageRegistry: "https://registry.local" }, ["imageRegistry: must be a registry host with optional port and path, without scheme, e.g. registry.local:5000 or registry.local/mirror"]],
-        ["thin percent", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] }, thin: { poolPercent: 120 } }] }, ["lvm[0].thin.poolPercent: must be from 1 to 100 (percent of the volume group)"]],
+        ["image registry with scheme", { imageRegistry: "https://registry.local" }, ['imageRegistry: "https://registry.local" is not a registry host with optional port and path, without scheme, e.g. registry.local:5000 or registry.local/mirror']],
+        ["thin percent", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] }, thin: { poolPercent: 120 } }] }, ['lvm[0].thin.poolPercent: 120 is not from 1 to 100 (percent of the volume group)']],
     ];
     for (const [name, values, expected] of cases) {
         test(name, () => assert.deepEqual(errorsOf(values), expected));
@@ -118,7 +119,7 @@ describe("config: each rule reports its key path and a fix", () => {
             nfs: [{ name: "ok", server: "s", path: "/e" }],
         });
         assert.deepEqual(errors, [
-            "lvm[0].name: must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast",
+            `lvm[0].name: "BAD" is not a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast`,
             'nfs[0].name: "ok" is already used by lvm[1]; StorageClass names must be unique across all storage types',
             'lvm[1].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address',
         ]);

@@ -19,6 +19,8 @@ export interface PlanConfig {
     values: Record<string, unknown>;
     /** Full keys whose value holds a `secure:` leaf. */
     secretKeys: string[];
+    /** Full key paths of `secure:` leaves (`zcloud-storage:ssh.privateKey`); the CLI does not pass these. */
+    securePaths?: string[];
     stack: string;
 }
 

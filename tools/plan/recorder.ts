@@ -1,6 +1,7 @@
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
+import { declareSecurePaths } from "../../components/config/load";
 import { PlanConfig, PlannedResource, secretMarker } from "./model";
 
 // The SDK's wire format marks secrets with this signature key/value pair.
@@ -123,6 +124,7 @@ export async function recordProgram(config: PlanConfig, program: () => unknown):
         Object.entries(config.values).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
     );
     pulumi.runtime.setAllConfig(configStrings, config.secretKeys);
+    declareSecurePaths(config.securePaths);
     await pulumi.runtime.setMocks(mocks, "zcloud-storage", config.stack, true);
     const monitor = new RecordingMonitor(mocks);
     pulumi.runtime.setMockOptions(monitor, "zcloud-storage", config.stack, true);

@@ -1,0 +1,93 @@
+import { ConfigIssue } from "./errors";
+import { ParseOptions, ParseResult, parseStackConfig } from "./parse";
+import { didYouMean } from "./suggest";
+
+/**
+ * Full config keys (`zcloud-storage:lvm`, `kubernetes:context`). The Pulumi CLI hands every key of
+ * a stack to the program, whatever its namespace, so a typo (`zcloud-storge:lvm`) would make a
+ * storage invisible and its deletion planned: the program refuses keys it does not know.
+ */
+
+/** The project's config namespace (`zcloud-storage:nodes`, ...). */
+export const configNamespace = "zcloud-storage";
+
+/**
+ * Namespaces a stack may set and the keys each allows (`undefined`: any key). The command and
+ * random providers take no config; `pulumi:` keys belong to the engine.
+ */
+export const knownConfigKeys: Readonly<Record<string, readonly string[] | undefined>> = {
+    [configNamespace]: undefined, // checked key by key by the schema
+    pulumi: undefined,
+    // @pulumi/kubernetes provider config (ProviderArgs of the pinned version).
+    kubernetes: [
+        "alwaysRender", "cluster", "clusterIdentifier", "context", "deleteUnreachable", "enableConfigMapMutable",
+        "enablePatchForce", "enableSecretMutable", "enableServerSideApply", "helmReleaseSettings", "kubeClientSettings",
+        "kubeconfig", "namespace", "renderYamlToDirectory", "skipUpdateUnreachable", "suppressDeprecationWarnings",
+        "suppressHelmHookWarnings", "upsertExistingObjects",
+    ],
+};
+
+function splitKey(fullKey: string): [string, string] {
+    const sep = fullKey.indexOf(":");
+    return sep < 0 ? ["", fullKey] : [fullKey.slice(0, sep), fullKey.slice(sep + 1)];
+}
+
+/** One issue per key outside knownConfigKeys, with the closest known key as a suggestion. */
+export function unknownConfigKeys(fullKeys: readonly string[]): ConfigIssue[] {
+    const namespaces = Object.keys(knownConfigKeys);
+    return fullKeys.flatMap((fullKey) => {
+        const [namespace, key] = splitKey(fullKey);
+        if (!Object.hasOwn(knownConfigKeys, namespace)) {
+            const guesses = namespaces.map((n) => `${n}:${key}`);
+            return [
+                {
+                    path: fullKey,
+                    message: `unknown config namespace "${namespace}"${didYouMean(fullKey, guesses)} (known namespaces: ${namespaces.join(", ")}); the program would ignore this key`,
+                },
+            ];
+        }
+        const keys = knownConfigKeys[namespace];
+        if (keys === undefined || keys.includes(key)) {
+            return [];
+        }
+        return [
+            {
+                path: fullKey,
+                message: `unknown ${namespace} config key${didYouMean(key, keys).replace(/"(.+)"/, `"${namespace}:$1"`)} (known keys: ${keys.join(", ")})`,
+            },
+        ];
+    });
+}
+
+export interface FullParseOptions {
+    /** Full keys whose value the runtime marks secret. */
+    secretKeys?: ReadonlySet<string>;
+    /** Full key paths of `secure:` values (`zcloud-storage:ssh.privateKey`), from the stack file. */
+    securePaths?: readonly string[];
+}
+
+const ownPrefix = `${configNamespace}:`;
+
+/**
+ * Validates every key of a stack (full keys, values as JSON-parsed): namespaces and provider keys
+ * here, `zcloud-storage:` keys by parseStackConfig. A stack with no `zcloud-storage:` key at all
+ * is refused: planning it would delete every storage the stack holds.
+ */
+export function parseFullConfig(all: Record<string, unknown>, options: FullParseOptions = {}): ParseResult {
+    const keys = Object.keys(all);
+    const issues = unknownConfigKeys(keys);
+    const own = keys.filter((k) => k.startsWith(ownPrefix));
+    if (own.length === 0) {
+        issues.push({
+            path: "",
+            message: `the stack sets no ${ownPrefix} key, so the plan would delete every storage of the stack; check the stack file's config: map (to remove every storage on purpose, set ${ownPrefix}lvm: [] and the other types, or run pulumi destroy)`,
+        });
+    }
+    const strip = (k: string) => k.slice(ownPrefix.length);
+    const parseOptions: ParseOptions = {
+        ...(options.secretKeys ? { secretKeys: new Set([...options.secretKeys].filter((k) => k.startsWith(ownPrefix)).map(strip)) } : {}),
+        ...(options.securePaths ? { securePaths: options.securePaths.filter((k) => k.startsWith(ownPrefix)).map(strip) } : {}),
+    };
+    const result = parseStackConfig(Object.fromEntries(own.map((k) => [strip(k), all[k]])), parseOptions);
+    return issues.length === 0 ? result : { errors: [...issues, ...result.errors], warnings: result.warnings };
+}

@@ -1,0 +1,75 @@
+import { configNamespace } from "./namespaces";
+import { loadBoundedYaml, YamlError } from "./yaml";
+
+/**
+ * A stack file (`stacks/Pulumi.<stack>.yaml`) read as the Pulumi CLI hands it to the program,
+ * plus what the CLI does not hand on: which leaves are `secure:` values (the runtime only marks
+ * whole top-level keys secret).
+ */
+export interface StackDocument {
+    /** Full keys (`zcloud-storage:nodes`) -> values; `secure:` leaves replaced by placeholders. */
+    values: Record<string, unknown>;
+    /** Full keys whose value holds a `secure:` leaf. */
+    secretKeys: string[];
+    /** Full key paths of the `secure:` leaves (`zcloud-storage:ssh.privateKey`). */
+    securePaths: string[];
+}
+
+/**
+ * Stands in for a `secure:` value, whose ciphertext cannot be read offline. It names the key so a
+ * placeholder that shows up in plain inputs (a secret that escaped pulumi.secret) is traceable;
+ * properly handled secrets print as "[secret]".
+ */
+export const offlineSecret = (path: string) => `offline-secret(${path})`;
+
+function isSecureValue(value: unknown): value is { secure: string } {
+    return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";
+}
+
+/** Replaces `secure:` ciphertexts by placeholders and lists their paths. */
+function stripSecure(value: unknown, path: string, securePaths: string[]): unknown {
+    if (Array.isArray(value)) {
+        return value.map((v, i) => stripSecure(v, `${path}[${i}]`, securePaths));
+    }
+    if (isSecureValue(value)) {
+        securePaths.push(path);
+        return offlineSecret(path);
+    }
+    if (value !== null && typeof value === "object") {
+        // defineProperty keeps a `__proto__` key an own key, for validation to refuse by name.
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(value)) {
+            Object.defineProperty(out, k, { value: stripSecure(v, `${path}.${k}`, securePaths), enumerable: true, writable: true, configurable: true });
+        }
+        return out;
+    }
+    return value;
+}
+
+/** Parses a stack file's text; refuses a file without a `config:` map or with an empty one. */
+export function readStackDocument(text: string, source: string): StackDocument {
+    const doc = loadBoundedYaml(text, source);
+    const config = (doc as { config?: unknown } | null)?.config;
+    if (config === undefined || config === null) {
+        throw new YamlError(`${source} has no config: map; a stack file holds its settings under config:`);
+    }
+    if (typeof config !== "object" || Array.isArray(config)) {
+        throw new YamlError(`${source}: config must be a map of keys`);
+    }
+    if (Object.keys(config).length === 0) {
+        throw new YamlError(`${source}: config is empty; a plan of it would delete every storage of the stack`);
+    }
+    const values: Record<string, unknown> = {};
+    const secretKeys: string[] = [];
+    const securePaths: string[] = [];
+    for (const [key, raw] of Object.entries(config)) {
+        // The CLI puts keys without a namespace in the project's.
+        const fullKey = key.includes(":") ? key : `${configNamespace}:${key}`;
+        const before = securePaths.length;
+        values[fullKey] = stripSecure(raw, fullKey, securePaths);
+        if (securePaths.length > before) {
+            secretKeys.push(fullKey);
+        }
+    }
+    return { values, secretKeys, securePaths };
+}

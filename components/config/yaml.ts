@@ -1,0 +1,68 @@
+import * as yaml from "js-yaml";
+
+/**
+ * Bounded YAML for stack files. js-yaml 4 keeps an alias as a shared reference, so loading an
+ * alias bomb is cheap, but everything that walks the result afterwards (JSON.stringify, the
+ * config parser) expands it. The document is therefore measured as if expanded, with a cache per
+ * shared node, and refused above a budget; a duplicate key is an error (js-yaml's default outside
+ * its `json` mode, kept explicit here).
+ */
+
+/** A stack file of 5000 nodes with 4 devices each is about 1 MB and 60 000 values. */
+export const yamlLimits = { maxBytes: 16 * 1024 * 1024, maxValues: 2_000_000 } as const;
+
+export class YamlError extends Error {}
+
+/** Values the document holds once every alias is expanded; Infinity for a cycle. */
+export function expandedSize(root: unknown, limit: number = yamlLimits.maxValues): number {
+    const sizes = new Map<object, number>();
+    const open = new Set<object>();
+    const size = (value: unknown): number => {
+        if (value === null || typeof value !== "object") {
+            return 1;
+        }
+        const known = sizes.get(value);
+        if (known !== undefined) {
+            return known;
+        }
+        if (open.has(value)) {
+            return Infinity;
+        }
+        open.add(value);
+        let total = 1;
+        for (const child of Object.values(value)) {
+            total += size(child);
+            if (total > limit) {
+                break;
+            }
+        }
+        open.delete(value);
+        sizes.set(value, total);
+        return total;
+    };
+    return size(root);
+}
+
+/** Parses one YAML document within yamlLimits; `source` names the file in messages. */
+export function loadBoundedYaml(text: string, source: string): unknown {
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > yamlLimits.maxBytes) {
+        throw new YamlError(`${source} is ${bytes} bytes; a stack file has at most ${yamlLimits.maxBytes}`);
+    }
+    let doc: unknown;
+    try {
+        doc = yaml.load(text, { filename: source, json: false });
+    } catch (e) {
+        throw new YamlError(`${source} is not valid YAML: ${(e as Error).message}`);
+    }
+    const values = expandedSize(doc);
+    if (values === Infinity) {
+        throw new YamlError(`${source}: an alias refers to itself (a YAML anchor used inside its own value)`);
+    }
+    if (values > yamlLimits.maxValues) {
+        throw new YamlError(
+            `${source}: aliases expand to more than ${yamlLimits.maxValues} values (an alias bomb?); write the values out or use fewer nested aliases`,
+        );
+    }
+    return doc;
+}
