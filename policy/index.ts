@@ -8,7 +8,7 @@ import {
     UnknownValueError,
 } from "@pulumi/policy";
 
-import { DEFAULT_NAMESPACE, PlannedResource, PolicyParams, UNKNOWN } from "./model";
+import { DEFAULT_NAMESPACE, namespaceParamProblem, PlannedResource, PolicyParams, UNKNOWN } from "./model";
 import { PACK_NAME, POLICIES, PolicyDef } from "./policies";
 
 /**
@@ -44,8 +44,16 @@ function plain(value: unknown): unknown {
     return out;
 }
 
+/** The pack's own config (--policy-pack-config, or the policy group's), never the stack's. */
 function paramsFrom(config: { namespace?: unknown }): PolicyParams {
-    return { namespace: typeof config.namespace === "string" && config.namespace ? config.namespace : DEFAULT_NAMESPACE };
+    if (config.namespace === undefined) {
+        return { namespace: DEFAULT_NAMESPACE };
+    }
+    const problem = namespaceParamProblem(config.namespace);
+    if (problem) {
+        throw new Error(`storage-privileged-namespace.namespace: ${problem}`);
+    }
+    return { namespace: config.namespace as string };
 }
 
 function toCrossGuard(def: PolicyDef): ResourceValidationPolicy | StackValidationPolicy {

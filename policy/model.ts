@@ -32,6 +32,23 @@ export interface PolicyParams {
 
 export const DEFAULT_NAMESPACE = "zcloud-storage";
 
+/**
+ * Namespaces every cluster has, shared with other workloads: never the storage namespace (the
+ * stack config refuses them too; the pack is copied on its own, so it keeps its own list).
+ */
+export const SYSTEM_NAMESPACES: readonly string[] = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+/** What is wrong with a storage-namespace parameter, or undefined when it is usable. */
+export function namespaceParamProblem(value: unknown): string | undefined {
+    if (typeof value !== "string" || value === "") {
+        return "must be a non-empty string";
+    }
+    if (SYSTEM_NAMESPACES.includes(value)) {
+        return `"${value}" is a system namespace (${SYSTEM_NAMESPACES.join(", ")}); privileged storage pods need a namespace of their own, e.g. ${DEFAULT_NAMESPACE}`;
+    }
+    return undefined;
+}
+
 /** The opaque value the offline plan puts where a Pulumi secret was. */
 export const SECRET_MARKER = "[secret]";
 

@@ -6,6 +6,7 @@ import type { PolicyConfigSchema } from "@pulumi/policy";
 import { FormatOptions, formatViolationsWith } from "./format";
 import {
     DEFAULT_NAMESPACE,
+    namespaceParamProblem,
     EnforcementLevel,
     Finding,
     PlannedResource,
@@ -73,7 +74,8 @@ const namespaceSchema: PolicyConfigSchema = {
             type: "string",
             minLength: 1,
             default: DEFAULT_NAMESPACE,
-            description: "The storage namespace (zcloud-storage:namespace): the only one where privileged, hostPID, hostIPC or hostNetwork pods may run.",
+            description:
+                "The storage namespace (zcloud-storage:namespace): the only one where privileged, hostPID, hostIPC or hostNetwork pods may run. Set here, in the pack's config, never read from the stack the pack checks; not a system namespace.",
         },
     },
 };
@@ -226,10 +228,11 @@ export function resolvePackConfig(config: PackConfig | Record<string, unknown> =
                         (allowed.length ? ` (parameters: ${allowed.join(", ")})` : " (this policy has none)"),
                 );
             } else if (param === "namespace") {
-                if (typeof value !== "string" || value === "") {
-                    problems.push(`${policy.name}.namespace: must be a non-empty string`);
+                const problem = namespaceParamProblem(value);
+                if (problem) {
+                    problems.push(`${policy.name}.namespace: ${problem}`);
                 } else {
-                    params.namespace = value;
+                    params.namespace = value as string;
                 }
             }
         }

@@ -60,15 +60,12 @@ function parseArgs(argv: string[]): Options {
 
 class UsageError extends Error {}
 
-/** The stack's namespace is where the privileged-pod policy allows node agents. */
-function packConfigFor(values: Record<string, unknown>, file?: string): PackConfig {
-    const fromFile = file ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {};
-    const namespace = typeof values["zcloud-storage:namespace"] === "string" ? (values["zcloud-storage:namespace"] as string) : undefined;
-    const entry = fromFile["storage-privileged-namespace"];
-    if (namespace && (entry === undefined || (typeof entry === "object" && entry !== null && !("namespace" in entry)))) {
-        fromFile["storage-privileged-namespace"] = { ...(typeof entry === "object" ? entry : {}), namespace };
-    }
-    return fromFile as PackConfig;
+/**
+ * The pack's parameters come from its own config file only, as with `pulumi preview
+ * --policy-pack-config`: a stack under review cannot widen what the pack allows (its namespace).
+ */
+function packConfigFor(file?: string): PackConfig {
+    return file ? (JSON.parse(fs.readFileSync(file, "utf8")) as PackConfig) : {};
 }
 
 function failOnError(run: PlanRun, label: string): void {
@@ -120,7 +117,7 @@ async function main(): Promise<void> {
         failOnError(baseRun, path.relative(process.cwd(), base.file));
     }
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
-    const violations = evaluatePolicies(policyInput, packConfigFor(target.config.values, opts.policyConfig));
+    const violations = evaluatePolicies(policyInput, packConfigFor(opts.policyConfig));
 
     if (opts.out) {
         writeOut(opts.out, run.resources);

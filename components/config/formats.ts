@@ -9,6 +9,12 @@ export function isDnsLabel(value: string): boolean {
     return value.length <= 63 && dnsLabel.test(value);
 }
 
+/**
+ * Namespaces every cluster has and shares with other workloads: never the storage namespace,
+ * whose privileged pods and Ceph keys need one of their own (the policy pack keeps the same list).
+ */
+export const systemNamespaces: readonly string[] = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
 /** Kubernetes node names are RFC 1123 subdomains. */
 export function isDnsSubdomain(value: string): boolean {
     return value.length <= 253 && value.split(".").every(isDnsLabel);
@@ -31,6 +37,26 @@ export function isHostname(value: string): boolean {
 /** IPv4, IPv6 (bare, not bracketed) or a hostname. */
 export function isAddress(value: string): boolean {
     return net.isIP(value) !== 0 || isHostname(value);
+}
+
+/**
+ * One spelling per address, to compare endpoints: hostnames in lower case without a final dot,
+ * IPv6 in its compressed form, IPv4-mapped IPv6 as IPv4. Names that resolve to one machine are
+ * not resolved here (no DNS at plan time).
+ */
+export function canonicalAddress(address: string): string {
+    if (net.isIPv6(address)) {
+        // A zone (fe80::1%eth0) is not part of URL syntax: compress the address, keep the zone.
+        const [ip, zone] = address.split("%");
+        const compressed = new URL(`http://[${ip}]/`).hostname.slice(1, -1) + (zone === undefined ? "" : `%${zone}`);
+        const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+        if (mapped) {
+            const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+            return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
+        }
+        return compressed;
+    }
+    return address.toLowerCase().replace(/\.$/, "");
 }
 
 /** An absolute path under /dev with no empty, `.` or `..` segments. */

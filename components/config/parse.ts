@@ -70,12 +70,13 @@ function unknownKeyIssue(path: PropertyKey[], key: string, allowed: string[]): C
     };
 }
 
-/** A message about a plain value names it: `must be X` becomes `"v" is not X`. */
+/** A message about a plain value names it: `must be X` becomes `"v" is not X`, `must not be X` `"v" is X`. */
 function withValue(message: string, input: unknown, secret: boolean): string {
-    if (input === null || typeof input === "object" || input === undefined || !message.startsWith("must be ")) {
+    if (input === null || typeof input === "object" || input === undefined) {
         return message;
     }
-    return `${showValue(input, secret)} is not ${message.slice("must be ".length)}`;
+    const [, not, rest] = /^must (not )?be (.*)$/s.exec(message) ?? [];
+    return rest === undefined ? message : `${showValue(input, secret)} is ${not ? "" : "not "}${rest}`;
 }
 
 function toIssues(error: z.ZodError, prefix: PropertyKey[], secrecy: Secrecy): ConfigIssue[] {

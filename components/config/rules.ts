@@ -1,3 +1,4 @@
+import { nameCollisions } from "./collisions";
 import { ConfigIssue } from "./errors";
 import * as f from "./formats";
 import { StackParsed } from "./schema";
@@ -168,6 +169,29 @@ export const nodeExclusive: Rule = (c) => {
     return issues;
 };
 
+/**
+ * Two node entries that reach one SSH endpoint are one machine under two names: each storage
+ * would see "its own" node, so one disk could be claimed twice and node exclusivity bypassed.
+ */
+export const distinctSshEndpoints: Rule = (c) => {
+    const seen = new Map<string, string>();
+    const issues: ConfigIssue[] = [];
+    for (const [name, node] of Object.entries(c.nodes)) {
+        const port = node.port ?? c.ssh?.port ?? 22;
+        const endpoint = `${f.canonicalAddress(node.address)} port ${port}`;
+        const earlier = seen.get(endpoint);
+        if (earlier) {
+            issues.push({
+                path: `nodes.${name}.address`,
+                message: `${node.address} reaches the same SSH endpoint as nodes.${earlier} (${endpoint}); one machine under two node names could have one disk claimed twice, so give each node its own address`,
+            });
+        } else {
+            seen.set(endpoint, name);
+        }
+    }
+    return issues;
+};
+
 export const cephReplicas: Rule = (c) =>
     c.cephfs.flatMap((s, i) => {
         const hostCount = Object.keys(s.hosts).length;
@@ -220,6 +244,8 @@ export const allRules: readonly Rule[] = [
     cephReplicas,
     cephfsNameLength,
     chapPairs,
+    distinctSshEndpoints,
+    nameCollisions,
 ];
 
 /** Advice that does not stop a run. */

@@ -189,8 +189,12 @@ export const nfsSchema = z.strictObject({
     mountOptions: z.array(described(nfsMountOptionProblem)).default([]),
 });
 
+const namespace = storageName.refine((v) => !f.systemNamespaces.includes(v), {
+    message: `must not be a system namespace (${f.systemNamespaces.join(", ")}): the storage's privileged pods and keys need a namespace of their own, e.g. ${defaultNamespace}`,
+});
+
 export const stackSchema = z.strictObject({
-    namespace: storageName.default(defaultNamespace),
+    namespace: namespace.default(defaultNamespace),
     imageRegistry: check(
         f.isImageRegistry,
         "must be a registry host with optional port and path, without scheme, e.g. registry.local:5000 or registry.local/mirror",

@@ -51,7 +51,7 @@ export function loadBoundedYaml(text: string, source: string): unknown {
     }
     let doc: unknown;
     try {
-        doc = yaml.load(text, { filename: source, json: false });
+        doc = yaml.load(text, { json: false });
     } catch (e) {
         throw new YamlError(`${source} is not valid YAML: ${(e as Error).message}`);
     }
