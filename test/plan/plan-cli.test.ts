@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import * as yaml from "js-yaml";
-
-/** `npm run plan` as a PR check runs it: a child process, its output and exit code. */
-function plan(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-        execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-            resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
-        });
-    });
-}
+import { plan } from "../helpers/planCli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-plan-"));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -44,6 +44,13 @@ export async function planInThisProcess(req: PlanRequest): Promise<PlanRun> {
         const stats = { programMs: Math.round(performance.now() - start), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
         return { resources, warnings, stats };
     } catch (e) {
+        // The SDK also rejects the stack's own promise with the program's error, unhandled: it
+        // would crash the process (and its report) while a --diff base is still planning.
+        process.on("unhandledRejection", (reason) => {
+            if (reason !== e) {
+                throw reason;
+            }
+        });
         if (e instanceof ConfigValidationError) {
             return { resources: [], warnings, error: { kind: "config", message: e.message, issues: e.issues } };
         }
