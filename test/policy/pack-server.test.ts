@@ -133,7 +133,7 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
         const config = new pb.ConfigureAnalyzerRequest();
         config.getPolicyconfigMap().set(
             "storage-privileged-namespace",
-            new pb.PolicyConfig().setEnforcementlevel(pb.EnforcementLevel.MANDATORY).setProperties(Struct.fromJavaScript({ namespace: "default" })),
+            new pb.PolicyConfig().setEnforcementlevel(pb.EnforcementLevel.MANDATORY).setProperties(Struct.fromJavaScript({ namespace: "storage-system" })),
         );
         config.getPolicyconfigMap().set(
             "storage-ssh-host-key-pinned",
@@ -141,7 +141,7 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
         );
         await call<pb.ConfigureAnalyzerRequest, Empty>(client.configure.bind(client), config);
 
-        const ds = workload("DaemonSet", "topolvm-lvmd", { namespace: "default", hostPID: true, containers: [{ name: "lvmd", image: "x:1" }] });
+        const ds = workload("DaemonSet", "topolvm-lvmd", { namespace: "storage-system", hostPID: true, containers: [{ name: "lvmd", image: "x:1" }] });
         const cmd = nodeCommand("local-fast", "node3", { host: "10.0.0.13" });
         for (const r of [ds, cmd]) {
             const req = new pb.AnalyzeRequest()
@@ -153,5 +153,20 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
             const res = await call<pb.AnalyzeRequest, pb.AnalyzeResponse>(client.analyze.bind(client), req);
             assert.deepEqual(diagnostics(res), [], r.name);
         }
+    });
+
+    it("refuses a system namespace as the namespace parameter", async () => {
+        const config = new pb.ConfigureAnalyzerRequest();
+        config.getPolicyconfigMap().set(
+            "storage-privileged-namespace",
+            new pb.PolicyConfig().setEnforcementlevel(pb.EnforcementLevel.MANDATORY).setProperties(Struct.fromJavaScript({ namespace: "kube-system" })),
+        );
+        await call<pb.ConfigureAnalyzerRequest, Empty>(client.configure.bind(client), config);
+        const ds = workload("DaemonSet", "topolvm-lvmd", { namespace: "kube-system", hostPID: true, containers: [{ name: "lvmd", image: "x:1" }] });
+        const req = new pb.AnalyzeRequest().setType(ds.type).setName(ds.name).setUrn(ds.urn).setProperties(Struct.fromJavaScript(ds.props as never)).setOptions(options());
+        await assert.rejects(call<pb.AnalyzeRequest, pb.AnalyzeResponse>(client.analyze.bind(client), req), (e: grpc.ServiceError) => {
+            assert.match(e.details, /storage-privileged-namespace\.namespace: "kube-system" is a system namespace \(default, kube-node-lease, kube-public, kube-system\); privileged storage pods need a namespace of their own, e\.g\. zcloud-storage/);
+            return true;
+        });
     });
 });
