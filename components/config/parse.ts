@@ -238,9 +238,12 @@ function toModel(c: StackParsed): StackModel {
 export function parseStackConfig(values: Record<string, unknown>, options: ParseOptions = {}): ParseResult {
     const { securePaths, secretKeys } = options;
     const secrecy = new Secrecy(securePaths ?? [...(secretKeys ?? [])]);
-    const ctx: ParseContext = { issues: protoKeyIssues(values, []), secrecy };
+    const protoIssues = protoKeyIssues(values, []);
+    const ctx: ParseContext = { issues: [], secrecy };
     const { parsed, declaredNodes } = parseSections(values, ctx);
-    const errors = ctx.issues;
+    // A `__proto__` key is reported once, by protoKeyIssues, not again as an unknown key.
+    const protoPaths = new Set(protoIssues.map((i) => i.path));
+    const errors = [...protoIssues, ...ctx.issues.filter((i) => !protoPaths.has(i.path))];
     for (const rule of allRules) {
         errors.push(...rule(parsed, { declaredNodes }));
     }

@@ -207,6 +207,12 @@ describe("item 7: map keys are own properties only", () => {
         ]);
     });
 
+    test("__proto__ as a key anywhere is refused once, by name", () => {
+        const values = JSON.parse('{"__proto__": {}, "nodes": {"n1": {"address": "10.0.0.1", "__proto__": 1}}, "lvm": [{"name": "a", "__proto__": 1, "hosts": {"n1": ["/dev/sdb"]}}]}');
+        const proto = (path: string) => `${path}: "__proto__" is not a usable name: it is neither a Kubernetes node name nor a known key`;
+        assert.deepEqual(errorsOf({ ...values, ssh: keyOnly }), [proto("__proto__"), proto("nodes.n1.__proto__"), proto("lvm[0].__proto__")]);
+    });
+
     test("__proto__ as a node or host is refused by name, never dropped", () => {
         const values = JSON.parse(
             `{"nodes": {"node1": {"address": "10.0.0.11"}, "__proto__": {"address": "10.0.0.12"}}, "ssh": {"privateKey": "k"}, "lvm": [{"name": "a", "hosts": {"node1": ["/dev/sdb"], "__proto__": ["/dev/sdb"]}}]}`,
