@@ -1,0 +1,238 @@
+/**
+ * Drivers tier: every rendered driver container whose program this machine can build is started
+ * once as a process with its real command, args, env and config files (runner.ts). A flag the
+ * pinned binary does not know, a socket path two containers do not share, or a config key the
+ * program refuses fails here. Needs root (loop device, LVM, PID namespace) and the programs
+ * built by test/drivers/build-drivers.sh (cached; the first build takes minutes).
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
+import { images } from "../../components/images";
+import { freePort } from "../helpers/net";
+import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
+import { LoopVolumeGroup, loopVolumeGroup } from "./hostLvm";
+import { lookupProgram, topolvmBuildDir } from "./programs";
+import { PodIdentity, PreparedContainer, StartedContainer, prepareContainer, startContainer, waitFor } from "./runner";
+
+const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const repo = path.resolve(__dirname, "../..");
+
+// Unique names: other tests on this machine may hold VGs and temp dirs at the same time.
+const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
+const thick = `drv${suffix}`;
+const thin = `drt${suffix}`;
+const config = {
+    ...baseConfig,
+    lvm: [
+        { name: thick, hosts: { node1: ["/dev/disk/by-id/wwn-0x1"] } },
+        { name: thin, hosts: { node2: ["/dev/disk/by-id/wwn-0x2"] }, thin: { overprovisionRatio: 2 } },
+    ],
+    nfs: [{ name: "share", server: "10.0.0.60", path: "/exports/k8s" }],
+    cephfs: [{ name: "shared", hosts: { node3: ["/dev/disk/by-id/wwn-0x3"] } }],
+};
+
+let run: PlanRun;
+let dir: string;
+let hostRoot: string;
+let vg: LoopVolumeGroup;
+let kubeconfig: string;
+let apiAddress: string;
+const started: StartedContainer[] = [];
+let containerCount = 0;
+
+const pod = (nodeName: string, podName: string): PodIdentity => ({ nodeName, podName, namespace: "zcloud-storage", podIP: "127.0.0.1" });
+
+/** Each container gets its own short root (socket paths are limited to 107 bytes). */
+function prepare(workload: PlannedResource, container: string, p: PodIdentity, appendArgs?: string[]): PreparedContainer {
+    const root = path.join(dir, `c${containerCount++}`);
+    return prepareContainer(run, workload, container, { root, hostRoot, pod: p, appendArgs });
+}
+
+function start(p: PreparedContainer, hostEnv: Record<string, string> = {}): StartedContainer {
+    const s = startContainer(p, hostEnv);
+    started.push(s);
+    return s;
+}
+
+const flagOf = (argv: string[], flag: string) => {
+    const found = argv.find((a) => a.startsWith(`${flag}=`));
+    assert.ok(found, `no ${flag} in ${argv.join(" ")}`);
+    return found.slice(flag.length + 1);
+};
+
+/**
+ * How a program without an API server stops: its first discovery call to the stand-in address
+ * fails (the pod's own network namespace has no route there; with hostNetwork nothing listens).
+ */
+const stoppedForWantOfApi = () => {
+    const at = apiAddress.replace(/\./g, "\\.");
+    return new RegExp(`failed to get server groups: Get "https://${at}/api": dial tcp ${at}: connect: (connection refused|network is unreachable)`);
+};
+
+/** The classes of mistake this tier exists to catch, as the programs word them. */
+function assertNoRenderingMistake(s: StartedContainer) {
+    const out = s.output();
+    assert.doesNotMatch(out, /unknown (shorthand )?flag|flag provided but not defined/, `${s.prepared.container} refused a rendered flag:\n${out}`);
+    assert.doesNotMatch(out, /error unmarshaling JSON|cannot unmarshal|unknown field/, `${s.prepared.container} refused its config:\n${out}`);
+    assert.doesNotMatch(out, /node name is not given/, `${s.prepared.container} got no node name:\n${out}`);
+}
+
+const socketAccepts = (socket: string) =>
+    new Promise<boolean>((resolve) => {
+        const c = net.connect(socket, () => {
+            c.end();
+            resolve(true);
+        });
+        c.once("error", () => resolve(false));
+    });
+
+before(async () => {
+    assert.equal(process.getuid?.(), 0, "the drivers tier needs root (loop devices, LVM, PID namespaces)");
+    // Builds what is missing, or says what is cached; a failed build fails the tier.
+    process.stdout.write(execFileSync("sh", [path.join(repo, "test/drivers/build-drivers.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
+    run = await planValues(config);
+    assert.equal(run.error, undefined, run.error?.message);
+    dir = fs.mkdtempSync("/tmp/zdrv-");
+    hostRoot = path.join(dir, "host");
+    vg = loopVolumeGroup(dir, `zcloud-${thick}`);
+    // Stands in for the in-cluster API server: an address where nothing listens.
+    apiAddress = `127.0.0.1:${await freePort()}`;
+    kubeconfig = path.join(dir, "kubeconfig");
+    fs.writeFileSync(
+        kubeconfig,
+        yaml.dump({
+            apiVersion: "v1",
+            kind: "Config",
+            clusters: [{ name: "none", cluster: { server: `https://${apiAddress}`, "insecure-skip-tls-verify": true } }],
+            users: [{ name: "none", user: { token: "not-a-token" } }],
+            contexts: [{ name: "none", context: { cluster: "none", user: "none" } }],
+            "current-context": "none",
+        }),
+    );
+});
+
+after(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    vg?.close();
+    if (dir) {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+describe("build", () => {
+    test("the build script builds TopoLVM at the version the image pins", () => {
+        const script = fs.readFileSync(path.join(repo, "test/drivers/build-drivers.sh"), "utf8");
+        const tag = images.topolvm.slice(images.topolvm.lastIndexOf(":") + 1);
+        assert.match(script, new RegExp(`^topolvm_version=v${tag.replace(/\./g, "\\.")}$`, "m"));
+        for (const program of ["lvmd", "topolvm-node", "topolvm-controller"]) {
+            assert.ok(fs.existsSync(path.join(topolvmBuildDir(), program)), `${program} is built`);
+        }
+    });
+});
+
+describe("TopoLVM containers as rendered", () => {
+    let lvmdSocket: string;
+
+    test("lvmd: its rendered command reads the rendered lvmd.yaml, finds the VG and serves on the socket", async () => {
+        const p = prepare(resourceNamed(run, `lvmd-${thick}`, DAEMON_SET), "lvmd", pod("node1", `lvmd-${thick}-x`));
+        assert.deepEqual(p.argv.slice(1), [`--config=${p.pathOf("/etc/topolvm")}/lvmd.yaml`]);
+        assert.equal(p.hostPID, true);
+        const s = start(p, { LVM_SYSTEM_DIR: vg.lvmSystemDir });
+        lvmdSocket = p.pathOf("/run/topolvm/lvmd.sock");
+        const state = await waitFor(s, () => fs.existsSync(lvmdSocket), 20_000);
+        assertNoRenderingMistake(s);
+        assert.equal(state, "ready", `lvmd did not listen on ${lvmdSocket}:\n${s.output()}`);
+        assert.ok(await socketAccepts(lvmdSocket), "lvmd accepts connections on its socket");
+        assert.match(s.output(), new RegExp(`configuration file loaded.*"volume-group":"zcloud-${thick}"`));
+    });
+
+    test("lvmd refuses a flag its version does not know: the old --container is an unknown flag (the crash loop this tier catches)", async () => {
+        const p = prepare(resourceNamed(run, `lvmd-${thick}`, DAEMON_SET), "lvmd", pod("node1", "control"), ["--container"]);
+        const s = start(p, { LVM_SYSTEM_DIR: vg.lvmSystemDir });
+        assert.notEqual(await s.exited, "0");
+        assert.match(s.output(), /unknown flag: --container/);
+    });
+
+    test("lvmd of a thin storage reads its thin device class and stops only at the missing pool (no device-mapper thin target here)", async () => {
+        const thinVg = loopVolumeGroup(fs.mkdtempSync(path.join(dir, "thin-")), `zcloud-${thin}`);
+        try {
+            const p = prepare(resourceNamed(run, `lvmd-${thin}`, DAEMON_SET), "lvmd", pod("node2", `lvmd-${thin}-x`));
+            const s = start(p, { LVM_SYSTEM_DIR: thinVg.lvmSystemDir });
+            assert.equal(await s.exited, "1");
+            assertNoRenderingMistake(s);
+            assert.match(s.output(), /"type":"thin","thin-pool":\{"name":"pool","overprovision-ratio":2\}/);
+            assert.match(s.output(), /Thin pool not found.*"thinpool": ?"pool"/);
+        } finally {
+            thinVg.close();
+        }
+    });
+
+    test("topolvm-node: the rendered --lvmd-socket is the socket lvmd made, through the shared host directory; it starts until it needs the API server", async () => {
+        assert.ok(lvmdSocket, "lvmd runs (first test)");
+        const p = prepare(resourceNamed(run, "topolvm-node", DAEMON_SET), "topolvm-node", pod("node1", "topolvm-node-x"));
+        assert.equal(p.env.NODE_NAME, "node1");
+        const seenLvmdSocket = flagOf(p.argv, "--lvmd-socket");
+        assert.ok(await socketAccepts(seenLvmdSocket), `${seenLvmdSocket} reaches lvmd`);
+        assert.equal(fs.realpathSync(seenLvmdSocket), fs.realpathSync(lvmdSocket));
+        const s = start(p, { KUBECONFIG: kubeconfig });
+        const csiSocket = flagOf(p.argv, "--csi-socket");
+        const state = await waitFor(s, () => fs.existsSync(csiSocket), 20_000);
+        assertNoRenderingMistake(s);
+        // Either it serves CSI before the API server answers, or it stops because nothing answers there.
+        if (state !== "ready") {
+            assert.match(s.output(), stoppedForWantOfApi(), `topolvm-node stopped for another reason:\n${s.output()}`);
+        }
+    });
+
+    test("topolvm-controller: rendered flags accepted; it stops only for want of the API server", async () => {
+        const p = prepare(resourceNamed(run, "topolvm-controller", DEPLOYMENT), "topolvm-controller", pod("node1", "topolvm-controller-x"));
+        const s = start(p, { KUBECONFIG: kubeconfig });
+        const state = await waitFor(s, () => false, 15_000);
+        assertNoRenderingMistake(s);
+        if (state === "exited") {
+            assert.match(s.output(), stoppedForWantOfApi(), `topolvm-controller stopped for another reason:\n${s.output()}`);
+        }
+    });
+});
+
+describe("containers this machine cannot run", () => {
+    test("every other rendered driver container is named with the reason its program is not built", () => {
+        // The drivers' workloads; the CephFS daemons (mon, mgr, mds, osd) run in the ceph tier.
+        const workloads = run.resources.filter((r) => (r.type === DAEMON_SET || r.type === DEPLOYMENT) && /^(topolvm|lvmd|csi-driver-nfs|ceph-csi)-/.test(r.name));
+        const cannot: string[] = [];
+        for (const w of workloads) {
+            for (const c of (w.inputs.spec as any).template.spec.containers as Array<{ name: string; image: string; command?: string[] }>) {
+                const found = lookupProgram(c.image, c.command?.[0]);
+                if ("unavailable" in found) {
+                    assert.match(found.unavailable, /^not built here: the Go module proxy answers "not available" for /);
+                    cannot.push(`${w.name}/${c.name}`);
+                }
+            }
+        }
+        assert.deepEqual(cannot.sort(), [
+            "ceph-csi-cephfs-nodeplugin/csi-cephfsplugin",
+            "ceph-csi-cephfs-nodeplugin/driver-registrar",
+            "ceph-csi-cephfs-provisioner/csi-cephfsplugin",
+            "ceph-csi-cephfs-provisioner/csi-provisioner",
+            "ceph-csi-cephfs-provisioner/csi-resizer",
+            "csi-driver-nfs-controller/csi-provisioner",
+            "csi-driver-nfs-controller/csi-resizer",
+            "csi-driver-nfs-controller/liveness-probe",
+            "csi-driver-nfs-controller/nfs",
+            "csi-driver-nfs-node/liveness-probe",
+            "csi-driver-nfs-node/nfs",
+            "csi-driver-nfs-node/node-driver-registrar",
+            "topolvm-controller/csi-provisioner",
+            "topolvm-controller/csi-resizer",
+            "topolvm-controller/liveness-probe",
+            "topolvm-node/csi-registrar",
+            "topolvm-node/liveness-probe",
+        ]);
+    });
+});
