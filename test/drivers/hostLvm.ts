@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeTestLvmConf } from "../helpers/lvmConf";
 
 export interface LoopVolumeGroup {
     vg: string;
@@ -23,28 +24,7 @@ export function loopVolumeGroup(dir: string, vg: string, sizeMiB = 64): LoopVolu
     fs.truncateSync(image, sizeMiB * 1024 * 1024);
     const loop = run("losetup", ["--find", "--show", image]).trim();
     const lvmSystemDir = path.join(dir, "lvm");
-    fs.mkdirSync(lvmSystemDir);
-    fs.writeFileSync(
-        path.join(lvmSystemDir, "lvm.conf"),
-        [
-            "devices {",
-            `    global_filter = [ "a|^${loop}$|", "r|.*|" ]`,
-            '    hints = "none"',
-            "    obtain_device_list_from_udev = 0",
-            '    external_device_info_source = "none"',
-            "    use_devicesfile = 0",
-            "}",
-            "activation {",
-            "    udev_sync = 0",
-            "    udev_rules = 0",
-            "}",
-            "backup {",
-            `    backup_dir = "${lvmSystemDir}/backup"`,
-            `    archive_dir = "${lvmSystemDir}/archive"`,
-            "}",
-            "",
-        ].join("\n"),
-    );
+    writeTestLvmConf(lvmSystemDir, [loop]);
     const env = { LVM_SYSTEM_DIR: lvmSystemDir };
     let closed = false;
     const close = () => {
