@@ -112,7 +112,8 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     {
                         name: "topolvm-controller",
                         image,
-                        command: ["/topolvm-controller", pulumi.interpolate`--leader-election-namespace=${args.namespace}`, "--enable-webhooks=false"],
+                        // The socket the sidecars dial, written out (it is also the default).
+                        command: ["/topolvm-controller", `--csi-socket=${csiSocket}`, pulumi.interpolate`--leader-election-namespace=${args.namespace}`, "--enable-webhooks=false"],
                         securityContext: unprivileged,
                         ports: [
                             { name: "healthz", containerPort: 9808 },

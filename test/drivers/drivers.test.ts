@@ -13,11 +13,12 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { images } from "../../components/images";
-import { freePort } from "../helpers/net";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
+import { ApiStandIn, startApiStandIn } from "./apiStandIn";
 import { LoopVolumeGroup, loopVolumeGroup } from "./hostLvm";
+import { PodNetwork, podNetwork } from "./podNetwork";
 import { lookupProgram, topolvmBuildDir } from "./programs";
-import { PodIdentity, PreparedContainer, StartedContainer, prepareContainer, startContainer, waitFor } from "./runner";
+import { PodIdentity, PreparedContainer, StartOptions, StartedContainer, prepareContainer, startContainer, waitFor } from "./runner";
 
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -42,8 +43,11 @@ let dir: string;
 let hostRoot: string;
 let vg: LoopVolumeGroup;
 let kubeconfig: string;
-let apiAddress: string;
+let api: ApiStandIn;
+/** Where a pod finds the API server stand-in inside its own network namespace. */
+const apiPort = 6443;
 const started: StartedContainer[] = [];
+const networks: PodNetwork[] = [];
 let containerCount = 0;
 
 const pod = (nodeName: string, podName: string): PodIdentity => ({ nodeName, podName, namespace: "zcloud-storage", podIP: "127.0.0.1" });
@@ -54,8 +58,8 @@ function prepare(workload: PlannedResource, container: string, p: PodIdentity, a
     return prepareContainer(run, workload, container, { root, hostRoot, pod: p, appendArgs });
 }
 
-function start(p: PreparedContainer, hostEnv: Record<string, string> = {}): StartedContainer {
-    const s = startContainer(p, hostEnv);
+function start(p: PreparedContainer, o: StartOptions = {}): StartedContainer {
+    const s = startContainer(p, o);
     started.push(s);
     return s;
 }
@@ -66,14 +70,12 @@ const flagOf = (argv: string[], flag: string) => {
     return found.slice(flag.length + 1);
 };
 
-/**
- * How a program without an API server stops: its first discovery call to the stand-in address
- * fails (the pod's own network namespace has no route there; with hostNetwork nothing listens).
- */
-const stoppedForWantOfApi = () => {
-    const at = apiAddress.replace(/\./g, "\\.");
-    return new RegExp(`failed to get server groups: Get "https://${at}/api": dial tcp ${at}: connect: (connection refused|network is unreachable)`);
-};
+/** A pod network with the API server stand-in at 127.0.0.1:6443, and KUBECONFIG for it. */
+async function withApi(): Promise<StartOptions> {
+    const network = await podNetwork({ port: apiPort, socket: api.socket });
+    networks.push(network);
+    return { network, hostEnv: { KUBECONFIG: kubeconfig } };
+}
 
 /** The classes of mistake this tier exists to catch, as the programs word them. */
 function assertNoRenderingMistake(s: StartedContainer) {
@@ -101,15 +103,15 @@ before(async () => {
     dir = fs.mkdtempSync("/tmp/zdrv-");
     hostRoot = path.join(dir, "host");
     vg = loopVolumeGroup(dir, `zcloud-${thick}`);
-    // Stands in for the in-cluster API server: an address where nothing listens.
-    apiAddress = `127.0.0.1:${await freePort()}`;
+    // In place of the in-cluster config (a service account token at a fixed path): the stand-in.
+    api = await startApiStandIn(path.join(dir, "api.sock"));
     kubeconfig = path.join(dir, "kubeconfig");
     fs.writeFileSync(
         kubeconfig,
         yaml.dump({
             apiVersion: "v1",
             kind: "Config",
-            clusters: [{ name: "none", cluster: { server: `https://${apiAddress}`, "insecure-skip-tls-verify": true } }],
+            clusters: [{ name: "none", cluster: { server: `http://127.0.0.1:${apiPort}` } }],
             users: [{ name: "none", user: { token: "not-a-token" } }],
             contexts: [{ name: "none", context: { cluster: "none", user: "none" } }],
             "current-context": "none",
@@ -119,6 +121,8 @@ before(async () => {
 
 after(async () => {
     await Promise.all(started.map((s) => s.stop()));
+    networks.forEach((n) => n.close());
+    await api?.close();
     vg?.close();
     if (dir) {
         fs.rmSync(dir, { recursive: true, force: true });
@@ -143,7 +147,7 @@ describe("TopoLVM containers as rendered", () => {
         const p = prepare(resourceNamed(run, `lvmd-${thick}`, DAEMON_SET), "lvmd", pod("node1", `lvmd-${thick}-x`));
         assert.deepEqual(p.argv.slice(1), [`--config=${p.pathOf("/etc/topolvm")}/lvmd.yaml`]);
         assert.equal(p.hostPID, true);
-        const s = start(p, { LVM_SYSTEM_DIR: vg.lvmSystemDir });
+        const s = start(p, { hostEnv: { LVM_SYSTEM_DIR: vg.lvmSystemDir } });
         lvmdSocket = p.pathOf("/run/topolvm/lvmd.sock");
         const state = await waitFor(s, () => fs.existsSync(lvmdSocket), 20_000);
         assertNoRenderingMistake(s);
@@ -154,7 +158,7 @@ describe("TopoLVM containers as rendered", () => {
 
     test("lvmd refuses a flag its version does not know: the old --container is an unknown flag (the crash loop this tier catches)", async () => {
         const p = prepare(resourceNamed(run, `lvmd-${thick}`, DAEMON_SET), "lvmd", pod("node1", "control"), ["--container"]);
-        const s = start(p, { LVM_SYSTEM_DIR: vg.lvmSystemDir });
+        const s = start(p, { hostEnv: { LVM_SYSTEM_DIR: vg.lvmSystemDir } });
         assert.notEqual(await s.exited, "0");
         assert.match(s.output(), /unknown flag: --container/);
     });
@@ -163,7 +167,7 @@ describe("TopoLVM containers as rendered", () => {
         const thinVg = loopVolumeGroup(fs.mkdtempSync(path.join(dir, "thin-")), `zcloud-${thin}`);
         try {
             const p = prepare(resourceNamed(run, `lvmd-${thin}`, DAEMON_SET), "lvmd", pod("node2", `lvmd-${thin}-x`));
-            const s = start(p, { LVM_SYSTEM_DIR: thinVg.lvmSystemDir });
+            const s = start(p, { hostEnv: { LVM_SYSTEM_DIR: thinVg.lvmSystemDir } });
             assert.equal(await s.exited, "1");
             assertNoRenderingMistake(s);
             assert.match(s.output(), /"type":"thin","thin-pool":\{"name":"pool","overprovision-ratio":2\}/);
@@ -173,31 +177,33 @@ describe("TopoLVM containers as rendered", () => {
         }
     });
 
-    test("topolvm-node: the rendered --lvmd-socket is the socket lvmd made, through the shared host directory; it starts until it needs the API server", async () => {
+    test("topolvm-node: its --lvmd-socket is the socket lvmd made (through the shared host directory); it serves CSI on its rendered socket", async () => {
         assert.ok(lvmdSocket, "lvmd runs (first test)");
         const p = prepare(resourceNamed(run, "topolvm-node", DAEMON_SET), "topolvm-node", pod("node1", "topolvm-node-x"));
         assert.equal(p.env.NODE_NAME, "node1");
         const seenLvmdSocket = flagOf(p.argv, "--lvmd-socket");
         assert.ok(await socketAccepts(seenLvmdSocket), `${seenLvmdSocket} reaches lvmd`);
         assert.equal(fs.realpathSync(seenLvmdSocket), fs.realpathSync(lvmdSocket));
-        const s = start(p, { KUBECONFIG: kubeconfig });
+        const s = start(p, await withApi());
         const csiSocket = flagOf(p.argv, "--csi-socket");
-        const state = await waitFor(s, () => fs.existsSync(csiSocket), 20_000);
+        const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
         assertNoRenderingMistake(s);
-        // Either it serves CSI before the API server answers, or it stops because nothing answers there.
-        if (state !== "ready") {
-            assert.match(s.output(), stoppedForWantOfApi(), `topolvm-node stopped for another reason:\n${s.output()}`);
-        }
+        assert.equal(state, "ready", `topolvm-node did not serve on ${csiSocket}:\n${s.output()}`);
+        assert.ok(await socketAccepts(csiSocket));
+        // Kubelet dials the registrar's --kubelet-registration-path: the same host file.
+        const registrar = prepare(resourceNamed(run, "topolvm-node", DAEMON_SET), "csi-registrar", pod("node1", "topolvm-node-x"));
+        assert.equal(fs.realpathSync(flagOf(registrar.argv, "--csi-address")), fs.realpathSync(csiSocket));
+        assert.ok(api.requests.includes("GET /apis/topolvm.io/v1/logicalvolumes?watch"), "it watches LogicalVolumes");
     });
 
-    test("topolvm-controller: rendered flags accepted; it stops only for want of the API server", async () => {
+    test("topolvm-controller: rendered flags accepted; it serves CSI on its rendered socket", async () => {
         const p = prepare(resourceNamed(run, "topolvm-controller", DEPLOYMENT), "topolvm-controller", pod("node1", "topolvm-controller-x"));
-        const s = start(p, { KUBECONFIG: kubeconfig });
-        const state = await waitFor(s, () => false, 15_000);
+        const s = start(p, await withApi());
+        const csiSocket = flagOf(p.argv, "--csi-socket");
+        const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
         assertNoRenderingMistake(s);
-        if (state === "exited") {
-            assert.match(s.output(), stoppedForWantOfApi(), `topolvm-controller stopped for another reason:\n${s.output()}`);
-        }
+        assert.equal(state, "ready", `topolvm-controller did not serve on ${csiSocket}:\n${s.output()}`);
+        assert.ok(await socketAccepts(csiSocket));
     });
 });
 

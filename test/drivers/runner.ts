@@ -36,8 +36,6 @@ export interface RunnerOptions {
     /** The node's host paths (other than the kernel's) live below it. */
     hostRoot: string;
     pod: PodIdentity;
-    /** The host's environment for the program (e.g. KUBECONFIG in place of in-cluster config, LVM_SYSTEM_DIR). */
-    hostEnv?: Record<string, string>;
     /** The image registry the plan rendered with, to find the pinned image again. */
     imageRegistry?: string;
     /** Extra args after the rendered ones (negative controls only). */
@@ -212,17 +210,29 @@ export interface StartedContainer {
     stop(): Promise<string>;
 }
 
+export interface StartOptions {
+    /** The host's environment for the program (e.g. KUBECONFIG in place of in-cluster config, LVM_SYSTEM_DIR). */
+    hostEnv?: Record<string, string>;
+    /** The pod's network (podNetwork.ts); without it a pod without hostNetwork gets an empty one. */
+    network?: { enter: string[] };
+}
+
 /** Starts a prepared container's program with its rendered argv (argv[0] = the rendered command). */
-export function startContainer(p: PreparedContainer, hostEnv: Record<string, string> = {}): StartedContainer {
+export function startContainer(p: PreparedContainer, o: StartOptions = {}): StartedContainer {
     if (!p.program) {
         throw new Error(`${p.container}: ${p.unavailable}`);
     }
     const [, ...args] = p.argv;
     // The program path keeps the rendered name (hypertopolvm picks its program by it).
-    const namespaces = [...(p.hostNetwork ? [] : ["--net"]), ...(p.hostPID ? ["--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"] : [])];
-    const child = spawn("unshare", [...namespaces, "--", p.program, ...args], {
+    if (p.hostNetwork && o.network) {
+        throw new Error(`${p.container}: its pod uses the host network; it gets no pod network`);
+    }
+    const enter = o.network ? o.network.enter : ["unshare", ...(p.hostNetwork ? [] : ["--net"]), "--"];
+    const pid = p.hostPID ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM", "--"] : [];
+    const [file, ...argv] = [...enter, ...pid, p.program, ...args];
+    const child = spawn(file, argv, {
         // A container's env is what the pod spec gives plus the image's PATH; nothing of the test's.
-        env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...p.env, ...hostEnv },
+        env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...p.env, ...o.hostEnv },
         stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

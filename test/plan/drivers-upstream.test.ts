@@ -113,7 +113,12 @@ describe("TopoLVM 0.41.0 as rendered", () => {
         const controller = resourceNamed(run, "topolvm-controller", DEPLOYMENT);
         const socket = "--csi-address=/run/topolvm/csi-topolvm.sock";
         const leader = ["--leader-election", "--leader-election-namespace=zcloud-storage"];
-        assert.deepEqual(container(controller, "topolvm-controller").command, ["/topolvm-controller", "--leader-election-namespace=zcloud-storage", "--enable-webhooks=false"]);
+        assert.deepEqual(container(controller, "topolvm-controller").command, [
+            "/topolvm-controller",
+            "--csi-socket=/run/topolvm/csi-topolvm.sock",
+            "--leader-election-namespace=zcloud-storage",
+            "--enable-webhooks=false",
+        ]);
         assert.deepEqual(container(controller, "csi-provisioner").command, [
             "/csi-provisioner",
             socket,
