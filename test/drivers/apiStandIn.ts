@@ -1,8 +1,9 @@
 /**
  * An API server stand-in just deep enough for controller-runtime programs to start: discovery of
- * the groups TopoLVM uses, empty lists, watches that stay open and send nothing, 404 for any named
- * object, and writes echoed back. No object is kept: it proves the programs start with their
- * rendered flags, not that they reconcile anything. Every request is recorded.
+ * the groups TopoLVM uses, the objects it was given (a node, the CSIDriver: what a cluster would
+ * hold before the driver starts) in lists, watches and GETs, 404 for anything else, and writes
+ * echoed back without being kept. It proves the programs start and serve with their rendered
+ * flags, not that they reconcile anything. Every request is recorded.
  */
 import * as http from "node:http";
 
@@ -68,11 +69,20 @@ export interface ApiStandIn {
     socket: string;
     /** "METHOD path[?watch]" of every request so far. */
     requests: string[];
+    /** Every write with its JSON body (protobuf bodies as undefined). */
+    writes: Array<{ method: string; path: string; body: any }>;
     close(): Promise<void>;
 }
 
-export function startApiStandIn(socket: string): Promise<ApiStandIn> {
+/** An object as the stand-in serves it: apiVersion, kind and metadata.name at least. */
+export type ServedObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: unknown };
+
+export function startApiStandIn(socket: string, objects: ServedObject[] = []): Promise<ApiStandIn> {
     const requests: string[] = [];
+    const writes: ApiStandIn["writes"] = [];
+    const withVersion = (o: ServedObject) => ({ ...o, metadata: { resourceVersion: "1", uid: `00000000-0000-0000-0000-${o.metadata.name.length.toString().padStart(12, "0")}`, ...o.metadata } });
+    const objectsOf = (gv: string, kind: string, namespace?: string) =>
+        objects.filter((o) => o.apiVersion === gv && o.kind === kind && (!namespace || o.metadata.namespace === namespace)).map(withVersion);
     const watches = new Set<http.ServerResponse>();
     const server = http.createServer((req, res) => {
         const url = new URL(req.url ?? "/", "http://stand-in");
@@ -98,15 +108,19 @@ export function startApiStandIn(socket: string): Promise<ApiStandIn> {
             return json(200, resourceList(at.gv));
         }
         // namespaces/<ns>/<resource>[/<name>] or <resource>[/<name>]
-        const rest = at.rest[0] === "namespaces" && at.rest.length >= 3 ? at.rest.slice(2) : at.rest;
+        const namespace = at.rest[0] === "namespaces" && at.rest.length >= 3 ? at.rest[1] : undefined;
+        const rest = namespace ? at.rest.slice(2) : at.rest;
         const resource = served[at.gv].find((r) => r.name === rest[0]);
         if (!resource) {
             return json(404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 });
         }
         if (req.method === "GET" && url.searchParams.get("watch") === "true") {
             res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
-            // A streaming list (client-go's WatchList) ends its empty initial list with this bookmark.
+            // A streaming list (client-go's WatchList): the objects, then the bookmark that ends it.
             if (url.searchParams.get("sendInitialEvents") === "true") {
+                for (const o of objectsOf(at.gv, resource.kind, namespace)) {
+                    res.write(`${JSON.stringify({ type: "ADDED", object: o })}\n`);
+                }
                 const end = { resourceVersion: "1", annotations: { "k8s.io/initial-events-end": "true" } };
                 res.write(`${JSON.stringify({ type: "BOOKMARK", object: { kind: resource.kind, apiVersion: at.gv, metadata: end } })}\n`);
             }
@@ -115,7 +129,11 @@ export function startApiStandIn(socket: string): Promise<ApiStandIn> {
             return;
         }
         if (req.method === "GET" && rest.length === 1) {
-            return json(200, { kind: `${resource.kind}List`, apiVersion: at.gv, metadata: { resourceVersion: "1" }, items: [] });
+            return json(200, { kind: `${resource.kind}List`, apiVersion: at.gv, metadata: { resourceVersion: "1" }, items: objectsOf(at.gv, resource.kind, namespace) });
+        }
+        const named = objectsOf(at.gv, resource.kind, namespace).find((o) => o.metadata.name === rest[1]);
+        if (req.method === "GET" && named) {
+            return json(200, named);
         }
         if (req.method === "GET") {
             return json(404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, details: { name: rest[1], kind: resource.name } });
@@ -125,8 +143,11 @@ export function startApiStandIn(socket: string): Promise<ApiStandIn> {
         req.on("end", () => {
             // Writes come as JSON or protobuf (events); a protobuf one is answered with its kind only.
             const isJson = (req.headers["content-type"] ?? "").includes("json");
-            const obj = isJson && body ? JSON.parse(body) : { kind: resource.kind, apiVersion: at.gv };
-            obj.metadata = { ...obj.metadata, resourceVersion: "1", uid: "00000000-0000-0000-0000-000000000001" };
+            const parsed = isJson && body ? JSON.parse(body) : undefined;
+            writes.push({ method: req.method ?? "", path: url.pathname, body: parsed });
+            // The answer is the object as written (a patch answered as if it were the whole object).
+            const obj = { apiVersion: at.gv, kind: resource.kind, ...parsed };
+            obj.metadata = { name: rest[1], ...obj.metadata, resourceVersion: "1", uid: "00000000-0000-0000-0000-000000000001" };
             json(req.method === "POST" ? 201 : 200, obj);
         });
     });
@@ -136,6 +157,7 @@ export function startApiStandIn(socket: string): Promise<ApiStandIn> {
             resolve({
                 socket,
                 requests,
+                writes,
                 close: () =>
                     new Promise<void>((done) => {
                         for (const w of watches) {

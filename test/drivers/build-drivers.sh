@@ -13,6 +13,10 @@ cache_root=${ZCLOUD_DRIVER_CACHE:-$HOME/.cache/zcloud-storage/drivers}
 topolvm_version=v0.41.0
 topolvm_module=github.com/topolvm/topolvm
 
+# kubernetes-csi's conformance suite, run against the CSI sockets of the started containers.
+csi_sanity_version=v5.6.0
+csi_sanity_module=github.com/kubernetes-csi/csi-test/v5
+
 say() {
   echo "build-drivers: $*"
 }
@@ -50,6 +54,16 @@ build_topolvm() {
   say "topolvm $topolvm_version: built in $(cat "$dest/build-seconds") s, $(du -k "$dest/hypertopolvm" | cut -f1) KiB"
 }
 
+build_csi_sanity() {
+  dest="$cache_root/csi-sanity-$csi_sanity_version"
+  if [ -x "$dest/csi-sanity" ]; then
+    say "csi-sanity $csi_sanity_version: cached in $dest"
+    return 0
+  fi
+  go_build "$dest" "$csi_sanity_module" "$csi_sanity_version" cmd/csi-sanity "-s -w"
+  say "csi-sanity $csi_sanity_version: built in $(cat "$dest/build-seconds") s, $(du -k "$dest/csi-sanity" | cut -f1) KiB"
+}
+
 # Refuses loudly: a driver this machine cannot build is named with the reason, never skipped.
 report_unavailable() {
   say "$1: not built: $2"
@@ -58,6 +72,7 @@ report_unavailable() {
 main() {
   mkdir -p "$cache_root"
   build_topolvm
+  build_csi_sanity
   report_unavailable "csi-driver-nfs v4.13.5 (nfsplugin)" "the Go module proxy answers 'not available' for github.com/kubernetes-csi/csi-driver-nfs"
   report_unavailable "ceph-csi v3.17.1 (cephcsi)" "the Go module proxy answers 'not available' for github.com/ceph/ceph-csi"
   report_unavailable "CSI sidecars (external-provisioner, resizer, snapshotter, livenessprobe, node-driver-registrar)" "the Go module proxy answers 'not available' for the kubernetes-csi sidecar modules"

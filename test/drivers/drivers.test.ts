@@ -6,7 +6,7 @@
  * built by test/drivers/build-drivers.sh (cached; the first build takes minutes).
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -17,9 +17,15 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from 
 import { ApiStandIn, startApiStandIn } from "./apiStandIn";
 import { LoopVolumeGroup, loopVolumeGroup } from "./hostLvm";
 import { PodNetwork, podNetwork } from "./podNetwork";
-import { lookupProgram, topolvmBuildDir } from "./programs";
+import { driverCacheRoot, lookupProgram, topolvmBuildDir } from "./programs";
 import { PodIdentity, PreparedContainer, StartOptions, StartedContainer, prepareContainer, startContainer, waitFor } from "./runner";
 
+const csiSanityVersion = "5.6.0";
+/**
+ * What csi-sanity can check without a cluster behind the stand-in API: creating a volume needs
+ * the node to reconcile a stored LogicalVolume, which the stand-in does not keep.
+ */
+const sanityFocus = "Identity Service|NodeGetCapabilities|NodeGetInfo|ControllerGetCapabilities";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const repo = path.resolve(__dirname, "../..");
@@ -104,7 +110,14 @@ before(async () => {
     hostRoot = path.join(dir, "host");
     vg = loopVolumeGroup(dir, `zcloud-${thick}`);
     // In place of the in-cluster config (a service account token at a fixed path): the stand-in.
-    api = await startApiStandIn(path.join(dir, "api.sock"));
+    // It holds what the plan puts in the cluster before the driver starts: the CSIDriver and node1
+    // with the label and annotations of its disk command's NodePatch.
+    const csiDriver = resourceNamed(run, "topolvm-csidriver");
+    const label = resourceNamed(run, `${thick}-node1-label`);
+    api = await startApiStandIn(path.join(dir, "api.sock"), [
+        { apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: csiDriver.inputs.metadata as any, spec: csiDriver.inputs.spec },
+        { apiVersion: "v1", kind: "Node", metadata: label.inputs.metadata as any },
+    ]);
     kubeconfig = path.join(dir, "kubeconfig");
     fs.writeFileSync(
         kubeconfig,
@@ -142,6 +155,8 @@ describe("build", () => {
 
 describe("TopoLVM containers as rendered", () => {
     let lvmdSocket: string;
+    let nodeCsiSocket: string;
+    let controllerCsiSocket: string;
 
     test("lvmd: its rendered command reads the rendered lvmd.yaml, finds the VG and serves on the socket", async () => {
         const p = prepare(resourceNamed(run, `lvmd-${thick}`, DAEMON_SET), "lvmd", pod("node1", `lvmd-${thick}-x`));
@@ -189,11 +204,24 @@ describe("TopoLVM containers as rendered", () => {
         const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
         assertNoRenderingMistake(s);
         assert.equal(state, "ready", `topolvm-node did not serve on ${csiSocket}:\n${s.output()}`);
+        assert.equal(await waitFor(s, () => false, 3000), "timeout", `topolvm-node stopped:\n${s.output()}`);
+        nodeCsiSocket = csiSocket;
         assert.ok(await socketAccepts(csiSocket));
         // Kubelet dials the registrar's --kubelet-registration-path: the same host file.
         const registrar = prepare(resourceNamed(run, "topolvm-node", DAEMON_SET), "csi-registrar", pod("node1", "topolvm-node-x"));
         assert.equal(fs.realpathSync(flagOf(registrar.argv, "--csi-address")), fs.realpathSync(csiSocket));
         assert.ok(api.requests.includes("GET /apis/topolvm.io/v1/logicalvolumes?watch"), "it watches LogicalVolumes");
+        // It asked lvmd over the rendered socket for the device class's free space and published
+        // it on its node: all of the VG, since lvmd.yaml holds no spare space back.
+        const vgFree = Number(execFileSync("vgs", ["--noheadings", "--units", "b", "--nosuffix", "-o", "vg_free", vg.vg], { encoding: "utf8", env: { ...process.env, LVM_SYSTEM_DIR: vg.lvmSystemDir } }).trim());
+        const capacity = () =>
+            api.writes
+                .filter((w) => w.path === "/api/v1/nodes/node1")
+                .map((w) => w.body?.metadata?.annotations?.[`capacity.topolvm.io/${thick}`])
+                .filter((v) => v !== undefined);
+        assert.equal(await waitFor(s, () => capacity().length > 0, 20_000), "ready", `no capacity annotation on node1:\n${s.output()}`);
+        assert.ok(vgFree > 0);
+        assert.deepEqual([...new Set(capacity())], [String(vgFree)]);
     });
 
     test("topolvm-controller: rendered flags accepted; it serves CSI on its rendered socket", async () => {
@@ -203,7 +231,32 @@ describe("TopoLVM containers as rendered", () => {
         const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
         assertNoRenderingMistake(s);
         assert.equal(state, "ready", `topolvm-controller did not serve on ${csiSocket}:\n${s.output()}`);
+        assert.equal(await waitFor(s, () => false, 3000), "timeout", `topolvm-controller stopped:\n${s.output()}`);
         assert.ok(await socketAccepts(csiSocket));
+        controllerCsiSocket = csiSocket;
+    });
+
+    test("csi-sanity: the identity, node-info and capability checks pass against the node and controller sockets", () => {
+        assert.ok(nodeCsiSocket && controllerCsiSocket, "topolvm-node and topolvm-controller serve (tests above)");
+        for (const s of started.filter((x) => ["topolvm-node", "topolvm-controller"].includes(x.prepared.container))) {
+            assert.equal(s.process.exitCode, null, `${s.prepared.container} is still running:\n${s.output()}`);
+        }
+        const sanity = path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`, "csi-sanity");
+        const r = spawnSync(
+            sanity,
+            [
+                `--csi.endpoint=unix://${nodeCsiSocket}`,
+                `--csi.controllerendpoint=unix://${controllerCsiSocket}`,
+                `--csi.mountdir=${path.join(dir, "sanity-mount")}`,
+                `--csi.stagingdir=${path.join(dir, "sanity-staging")}`,
+                `--ginkgo.focus=${sanityFocus}`,
+                "--ginkgo.no-color",
+            ],
+            { encoding: "utf8", timeout: 30_000 },
+        );
+        const out = `${r.stdout}${r.stderr}`;
+        assert.equal(r.status, 0, `csi-sanity failed:\n${out}`);
+        assert.match(out, /Ran [1-9]\d* of \d+ Specs/);
     });
 });
 
