@@ -150,6 +150,7 @@ describe("build", () => {
         for (const program of ["lvmd", "topolvm-node", "topolvm-controller"]) {
             assert.ok(fs.existsSync(path.join(topolvmBuildDir(), program)), `${program} is built`);
         }
+        assert.match(script, new RegExp(`^csi_sanity_version=v${csiSanityVersion.replace(/\./g, "\\.")}$`, "m"));
     });
 });
 
