@@ -83,6 +83,18 @@ async function withApi(): Promise<StartOptions> {
     return { network, hostEnv: { KUBECONFIG: kubeconfig } };
 }
 
+/** Starts a CSI program with the API stand-in; it must serve on its rendered --csi-socket and keep running. */
+async function startServingCsi(p: PreparedContainer): Promise<{ s: StartedContainer; csiSocket: string }> {
+    const s = start(p, await withApi());
+    const csiSocket = flagOf(p.argv, "--csi-socket");
+    const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
+    assertNoRenderingMistake(s);
+    assert.equal(state, "ready", `${p.container} did not serve on ${csiSocket}:\n${s.output()}`);
+    assert.equal(await waitFor(s, () => false, 3000), "timeout", `${p.container} stopped:\n${s.output()}`);
+    assert.ok(await socketAccepts(csiSocket), `${csiSocket} accepts connections`);
+    return { s, csiSocket };
+}
+
 /** The classes of mistake this tier exists to catch, as the programs word them. */
 function assertNoRenderingMistake(s: StartedContainer) {
     const out = s.output();
@@ -200,14 +212,8 @@ describe("TopoLVM containers as rendered", () => {
         const seenLvmdSocket = flagOf(p.argv, "--lvmd-socket");
         assert.ok(await socketAccepts(seenLvmdSocket), `${seenLvmdSocket} reaches lvmd`);
         assert.equal(fs.realpathSync(seenLvmdSocket), fs.realpathSync(lvmdSocket));
-        const s = start(p, await withApi());
-        const csiSocket = flagOf(p.argv, "--csi-socket");
-        const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
-        assertNoRenderingMistake(s);
-        assert.equal(state, "ready", `topolvm-node did not serve on ${csiSocket}:\n${s.output()}`);
-        assert.equal(await waitFor(s, () => false, 3000), "timeout", `topolvm-node stopped:\n${s.output()}`);
+        const { s, csiSocket } = await startServingCsi(p);
         nodeCsiSocket = csiSocket;
-        assert.ok(await socketAccepts(csiSocket));
         // Kubelet dials the registrar's --kubelet-registration-path: the same host file.
         const registrar = prepare(resourceNamed(run, "topolvm-node", DAEMON_SET), "csi-registrar", pod("node1", "topolvm-node-x"));
         assert.equal(fs.realpathSync(flagOf(registrar.argv, "--csi-address")), fs.realpathSync(csiSocket));
@@ -227,14 +233,7 @@ describe("TopoLVM containers as rendered", () => {
 
     test("topolvm-controller: rendered flags accepted; it serves CSI on its rendered socket", async () => {
         const p = prepare(resourceNamed(run, "topolvm-controller", DEPLOYMENT), "topolvm-controller", pod("node1", "topolvm-controller-x"));
-        const s = start(p, await withApi());
-        const csiSocket = flagOf(p.argv, "--csi-socket");
-        const state = await waitFor(s, () => fs.existsSync(csiSocket), 30_000);
-        assertNoRenderingMistake(s);
-        assert.equal(state, "ready", `topolvm-controller did not serve on ${csiSocket}:\n${s.output()}`);
-        assert.equal(await waitFor(s, () => false, 3000), "timeout", `topolvm-controller stopped:\n${s.output()}`);
-        assert.ok(await socketAccepts(csiSocket));
-        controllerCsiSocket = csiSocket;
+        controllerCsiSocket = (await startServingCsi(p)).csiSocket;
     });
 
     test("csi-sanity: the identity, node-info and capability checks pass against the node and controller sockets", () => {
