@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
 import { PolicyRule, csiProvisionerRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
-import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
+import { controllerDeployment, csiSidecar, downwardEnv, hostDevMount, hostDevVolume, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { CsiCluster, csiCephConf, renderCsiConfig } from "./cluster";
 
 export const cephFsDriverName = "cephfs.csi.ceph.com";
@@ -61,7 +61,9 @@ export class CephCsiDriver extends pulumi.ComponentResource {
             `${name}-csidriver`,
             {
                 metadata: { name: cephFsDriverName, labels: labels("csidriver") },
-                spec: { attachRequired: false, podInfoOnMount: false, fsGroupPolicy: "File", volumeLifecycleModes: ["Persistent"] },
+                // seLinuxMount: the plugin mounts with the pod's SELinux context (-o context=), so
+                // kubelet need not relabel every file of a volume on SELinux hosts.
+                spec: { attachRequired: false, podInfoOnMount: false, fsGroupPolicy: "File", seLinuxMount: true, volumeLifecycleModes: ["Persistent"] },
             },
             child,
         );
@@ -169,8 +171,9 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                             mount("mountpoint-dir", `${kubeletDir}/pods`, "Bidirectional"),
                             mount("plugin-dir", `${kubeletDir}/plugins`, "Bidirectional"),
                             mount("host-sys", "/sys"),
+                            { name: "etc-selinux", mountPath: "/etc/selinux", readOnly: true },
                             { name: "lib-modules", mountPath: "/lib/modules", readOnly: true },
-                            mount("host-dev", "/dev"),
+                            hostDevMount,
                             mount("host-mount", "/run/mount"),
                             mount("mountinfo", "/csi/mountinfo"),
                             ...configMounts,
@@ -187,7 +190,7 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                             args: ["--v=1"],
                         }),
                         // Needed on SELinux hosts to reach the privileged plugin's socket.
-                        securityContext: { privileged: true },
+                        securityContext: { privileged: true, allowPrivilegeEscalation: true },
                     },
                 ],
                 volumes: [
@@ -196,8 +199,10 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                     hostPathVolume("mountpoint-dir", `${kubeletDir}/pods`),
                     hostPathVolume("plugin-dir", `${kubeletDir}/plugins`, "Directory"),
                     hostPathVolume("host-sys", "/sys", "Directory"),
+                    // Absent on hosts without SELinux: no type check, nothing created.
+                    hostPathVolume("etc-selinux", "/etc/selinux", ""),
                     hostPathVolume("lib-modules", "/lib/modules", "Directory"),
-                    hostPathVolume("host-dev", "/dev", "Directory"),
+                    hostDevVolume,
                     hostPathVolume("host-mount", "/run/mount"),
                     hostPathVolume("mountinfo", `${pluginDir}/mountinfo`),
                     ...configVolumes,

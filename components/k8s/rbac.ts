@@ -84,9 +84,9 @@ export const csiCapacityRules: PolicyRule[] = [
     { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["get"] },
 ];
 
-/** external-snapshotter's CSI sidecar. */
+/** external-snapshotter's CSI sidecar (it updates contents the snapshot controller creates; it creates none). */
 export const csiSnapshotterRules: PolicyRule[] = [
     { apiGroups: ["snapshot.storage.k8s.io"], resources: ["volumesnapshotclasses"], verbs: ["get", "list", "watch"] },
-    { apiGroups: ["snapshot.storage.k8s.io"], resources: ["volumesnapshotcontents"], verbs: ["get", "list", "watch", "update", "patch", "create"] },
+    { apiGroups: ["snapshot.storage.k8s.io"], resources: ["volumesnapshotcontents"], verbs: ["get", "list", "watch", "update", "patch"] },
     { apiGroups: ["snapshot.storage.k8s.io"], resources: ["volumesnapshotcontents/status"], verbs: ["update", "patch"] },
 ];

@@ -8,9 +8,14 @@ type PodSpec = k8s.types.input.core.v1.PodSpec;
 
 export const kubeletDir = "/var/lib/kubelet";
 
-export function hostPathVolume(name: string, path: string, type = "DirectoryOrCreate"): Volume {
+/** A host directory; `type` "" checks nothing (the path may be absent, as /etc/selinux on hosts without SELinux). */
+export function hostPathVolume(name: string, path: string, type: "DirectoryOrCreate" | "Directory" | "" = "DirectoryOrCreate"): Volume {
     return { name, hostPath: { path, type } };
 }
+
+/** The host's /dev at /dev: node plugins open the block devices of volumes by their /dev paths. */
+export const hostDevVolume = hostPathVolume("host-dev", "/dev", "Directory");
+export const hostDevMount: VolumeMount = { name: "host-dev", mountPath: "/dev" };
 
 export function mount(name: string, mountPath: string, propagation?: "Bidirectional" | "HostToContainer"): VolumeMount {
     return propagation ? { name, mountPath, mountPropagation: propagation } : { name, mountPath };
@@ -66,6 +71,8 @@ export interface NodeDriverRegistrarArgs {
     /** Serve /healthz on this port (host:port, host may be empty) and probe it. */
     health?: { host: string; port: number };
     args?: string[];
+    /** Extra container fields (lifecycle hooks, securityContext). */
+    extra?: Partial<Container>;
 }
 
 /** node-driver-registrar: registers a node plugin's socket with kubelet. */
@@ -78,12 +85,15 @@ export function nodeDriverRegistrar(a: NodeDriverRegistrarArgs): Container {
         args: [...(a.args ?? []), `--kubelet-registration-path=${a.kubeletSocket}`, ...(a.health ? [`--http-endpoint=${a.health.host}:${a.health.port}`] : [])],
         volumeMounts: [...a.socketMounts, mount("registration-dir", "/registration")],
         ports: a.health ? [{ name: "registrar", containerPort: a.health.port }] : undefined,
+        // The registrar's own node, as upstream manifests give it.
+        env: [{ ...downwardEnv.nodeName, name: "KUBE_NODE_NAME" }],
     });
     if (!a.health) {
-        return container;
+        return { ...container, ...a.extra };
     }
     const probeHost = a.health.host ? { host: a.health.host } : {};
-    return { ...container, livenessProbe: { httpGet: { ...probeHost, path: "/healthz", port: a.health.port }, initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 10 } };
+    const livenessProbe = { httpGet: { ...probeHost, path: "/healthz", port: a.health.port }, initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 10 };
+    return { ...container, livenessProbe, ...a.extra };
 }
 
 export interface WorkloadArgs {
@@ -170,3 +180,6 @@ export function controllerDeployment(
 }
 
 export const privileged = { privileged: true } as const;
+
+/** A container that needs no privilege at all (controllers and their CSI sidecars). */
+export const unprivileged = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };

@@ -5,11 +5,11 @@ import { ThinConfig } from "../config/model";
 import { imageRef, images } from "../images";
 import { commonLabels, lvmVolumeGroup, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
-import { mount, hostPathVolume, nodeDaemonSet, privileged } from "../k8s/workloads";
+import { hostDevMount, hostDevVolume, mount, hostPathVolume, nodeDaemonSet, privileged } from "../k8s/workloads";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { storageClass } from "../k8s/storageClass";
 import { lvmApplyCommand, lvmReleaseCommand } from "./commands";
-import { lvmdConfig, lvmdSocketDir, thinPoolName } from "./lvmd";
+import { lvmdCommand, lvmdConfig, lvmdConfigDir, lvmdSocketDir, thinPoolName } from "./lvmd";
 import { TopolvmDriver } from "./topolvm";
 
 const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
@@ -101,13 +101,14 @@ export class LvmStorage extends pulumi.ComponentResource {
                     {
                         name: "lvmd",
                         image: imageRef(images.topolvm, args.driver.imageRegistry),
-                        command: ["/lvmd", "--container"],
+                        command: lvmdCommand,
                         securityContext: privileged,
-                        livenessProbe: { exec: { command: ["/lvmd", "health"] }, periodSeconds: 60, timeoutSeconds: 3 },
-                        volumeMounts: [mount("config", "/etc/topolvm"), mount("lvmd-socket-dir", lvmdSocketDir)],
+                        livenessProbe: { exec: { command: ["/lvmd", "health"] }, initialDelaySeconds: 10, periodSeconds: 60, timeoutSeconds: 3 },
+                        // lvm runs on the host (nsenter into PID 1) but lvmd reads device nodes here.
+                        volumeMounts: [hostDevMount, mount("config", lvmdConfigDir), mount("lvmd-socket-dir", lvmdSocketDir)],
                     },
                 ],
-                volumes: [{ name: "config", configMap: { name: config.metadata.name } }, hostPathVolume("lvmd-socket-dir", lvmdSocketDir)],
+                volumes: [hostDevVolume, { name: "config", configMap: { name: config.metadata.name } }, hostPathVolume("lvmd-socket-dir", lvmdSocketDir)],
                 pod: { hostPID: true, nodeSelector: { [storageLabelKey("lvm")]: name } },
             },
             { ...child, dependsOn: [...account.ready] },

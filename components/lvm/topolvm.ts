@@ -2,8 +2,8 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
 import { labelDomain, storageLabelKey } from "../naming";
-import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume } from "../k8s/workloads";
-import { csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
+import { controllerDeployment, csiSidecar, downwardEnv, hostDevMount, hostDevVolume, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume, unprivileged } from "../k8s/workloads";
+import { PolicyRule, csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { lvmdSocket, lvmdSocketDir } from "./lvmd";
 
 export const topolvmDriverName = "topolvm.io";
@@ -25,6 +25,19 @@ const labels = (component: string) => ({
 
 const rw = ["get", "list", "watch", "create", "update", "patch", "delete"];
 const logicalVolumes = { apiGroups: [topolvmDriverName], resources: ["logicalvolumes", "logicalvolumes/status"], verbs: rw };
+
+/** TopoLVM 0.41.0's controller role (its config/rbac/role.yaml): it updates pods, never deletes them. */
+export const topolvmControllerRules: PolicyRule[] = [
+    { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "update"] },
+    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "update"] },
+    { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "list", "watch", "update", "delete"] },
+    { apiGroups: ["storage.k8s.io"], resources: ["storageclasses", "csidrivers"], verbs: ["get", "list", "watch"] },
+    { apiGroups: [topolvmDriverName], resources: ["logicalvolumes"], verbs: rw },
+    { apiGroups: [topolvmDriverName], resources: ["logicalvolumes/status"], verbs: ["get", "patch", "update"] },
+];
+
+/** Where the controller's sidecars serve /healthz and metrics (the ports upstream's chart uses). */
+export const topolvmSidecarHttpPorts = { provisioner: 9809, resizer: 9810, snapshotter: 9811 } as const;
 
 /**
  * The TopoLVM CSI driver shared by every LVM storage: LogicalVolume CRD, CSIDriver, controller
@@ -62,11 +75,7 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                 namespace: args.namespace,
                 labels: labels("controller"),
                 clusterRules: [
-                    { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "update"] },
-                    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
-                    { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "list", "watch", "update", "delete"] },
-                    { apiGroups: ["storage.k8s.io"], resources: ["storageclasses", "csidrivers"], verbs: ["get", "list", "watch"] },
-                    logicalVolumes,
+                    ...topolvmControllerRules,
                     ...csiProvisionerRules,
                     ...(args.snapshots ? csiSnapshotterRules : []),
                 ],
@@ -79,8 +88,19 @@ export class TopolvmDriver extends pulumi.ComponentResource {
         const csiSocket = `${socketDir}/csi-topolvm.sock`;
         const socketMount = [mount("socket-dir", socketDir)];
         const leader = ["--leader-election", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
-        const sidecar = (sidecarName: string, command: string, extra: pulumi.Input<string>[] = [], env?: k8s.types.input.core.v1.EnvVar[]) =>
-            csiSidecar({ name: sidecarName, image, command, csiAddress: csiSocket, args: extra, volumeMounts: socketMount, env });
+        const sidecar = (sidecarName: string, command: string, extra: pulumi.Input<string>[], httpPort?: number, env?: k8s.types.input.core.v1.EnvVar[]) => ({
+            ...csiSidecar({
+                name: sidecarName,
+                image,
+                command,
+                csiAddress: csiSocket,
+                args: [...extra, ...(httpPort ? [`--http-endpoint=:${httpPort}`] : [])],
+                volumeMounts: socketMount,
+                env,
+                ports: httpPort ? [{ name: sidecarName, containerPort: httpPort }] : undefined,
+            }),
+            securityContext: unprivileged,
+        });
 
         this.controller = controllerDeployment(
             `${name}-controller`,
@@ -92,7 +112,9 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     {
                         name: "topolvm-controller",
                         image,
-                        command: ["/topolvm-controller", "--enable-webhooks=false"],
+                        // The socket the sidecars dial, written out (it is also the default).
+                        command: ["/topolvm-controller", `--csi-socket=${csiSocket}`, pulumi.interpolate`--leader-election-namespace=${args.namespace}`, "--enable-webhooks=false"],
+                        securityContext: unprivileged,
                         ports: [
                             { name: "healthz", containerPort: 9808 },
                             { name: "readyz", containerPort: 8081 },
@@ -106,14 +128,18 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     sidecar(
                         "csi-provisioner",
                         "/csi-provisioner",
-                        ["--feature-gates=Topology=true", ...leader, "--enable-capacity", "--capacity-ownerref-level=2", "--extra-create-metadata"],
+                        ["--feature-gates=Topology=true", ...leader, "--enable-capacity", "--capacity-ownerref-level=2"],
+                        topolvmSidecarHttpPorts.provisioner,
                         [downwardEnv.namespace, downwardEnv.podName],
                     ),
-                    sidecar("csi-resizer", "/csi-resizer", leader),
-                    ...(args.snapshots ? [sidecar("csi-snapshotter", "/csi-snapshotter", leader)] : []),
-                    sidecar("liveness-probe", "/livenessprobe"),
+                    sidecar("csi-resizer", "/csi-resizer", leader, topolvmSidecarHttpPorts.resizer),
+                    ...(args.snapshots ? [sidecar("csi-snapshotter", "/csi-snapshotter", leader, topolvmSidecarHttpPorts.snapshotter)] : []),
+                    // Serves the controller's /healthz (port 9808) by asking it over the socket.
+                    sidecar("liveness-probe", "/livenessprobe", ["--http-endpoint=:9808"]),
                 ],
                 volumes: [{ name: "socket-dir", emptyDir: {} }],
+                // Nothing in the controller pod needs root (upstream's chart runs it as 10000).
+                pod: { securityContext: { runAsUser: 10000, runAsGroup: 10000 } },
             },
             { ...child, dependsOn: [crd, csiDriver, ...controllerAccount.ready] },
         );
@@ -148,12 +174,14 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                         securityContext: privileged,
                         env: [downwardEnv.nodeName],
                         ports: [{ name: "healthz", containerPort: 9808 }],
-                        livenessProbe: { httpGet: { path: "/healthz", port: "healthz" }, periodSeconds: 60, timeoutSeconds: 3 },
+                        livenessProbe: { httpGet: { path: "/healthz", port: "healthz" }, initialDelaySeconds: 10, periodSeconds: 60, timeoutSeconds: 3 },
                         volumeMounts: [
                             mount("node-plugin-dir", pluginDir),
                             mount("lvmd-socket-dir", lvmdSocketDir),
                             mount("pod-volumes-dir", `${kubeletDir}/pods`, "Bidirectional"),
                             mount("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`, "Bidirectional"),
+                            // Since 0.33.0 NodePublishVolume opens /dev/<vg>/<lv> inside the container.
+                            hostDevMount,
                         ],
                     },
                     nodeDriverRegistrar({
@@ -164,6 +192,12 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                         kubeletSocket: nodeSocket,
                         socketMounts: [mount("node-plugin-dir", pluginDir)],
                         health: { host: "", port: 9809 },
+                        // The image has a shell: drop the registration so kubelet forgets a removed plugin.
+                        extra: {
+                            lifecycle: {
+                                preStop: { exec: { command: ["/bin/sh", "-c", `rm -rf /registration/${topolvmDriverName} /registration/${topolvmDriverName}-reg.sock`] } },
+                            },
+                        },
                     }),
                     csiSidecar({
                         name: "liveness-probe",
@@ -175,6 +209,7 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     }),
                 ],
                 volumes: [
+                    hostDevVolume,
                     registrationDirVolume,
                     hostPathVolume("node-plugin-dir", pluginDir),
                     hostPathVolume("csi-plugin-dir", `${kubeletDir}/plugins/kubernetes.io/csi`),
@@ -192,7 +227,8 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     },
                 },
             },
-            { ...child, dependsOn: [csiDriver, ...nodeAccount.ready] },
+            // The node plugin watches LogicalVolumes: it starts after their CRD exists.
+            { ...child, dependsOn: [crd, csiDriver, ...nodeAccount.ready] },
         );
 
         this.registerOutputs({ driverName: this.driverName, namespace: this.namespace });
@@ -201,6 +237,11 @@ export class TopolvmDriver extends pulumi.ComponentResource {
     /**
      * TopoLVM's LogicalVolume resource. The schema names the fields we rely on and keeps unknown
      * ones, so a newer TopoLVM's extra fields are not pruned by the API server.
+     *
+     * Retained when the last LVM storage goes (`retainOnDelete`): deleting a CRD deletes every
+     * LogicalVolume, and their finalizers make the node plugins remove the LVs, that is the data
+     * of every volume left behind. An operator removes it by hand once no LogicalVolume is left
+     * (docs/drivers.md).
      */
     private logicalVolumeCrd(name: string, opts: pulumi.CustomResourceOptions) {
         const quantity = { anyOf: [{ type: "integer" }, { type: "string" }], x_kubernetes_int_or_string: true };
@@ -255,7 +296,7 @@ export class TopolvmDriver extends pulumi.ComponentResource {
                     ],
                 },
             },
-            opts,
+            { ...opts, retainOnDelete: true },
         );
     }
 }

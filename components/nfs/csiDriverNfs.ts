@@ -103,7 +103,12 @@ export class CsiDriverNfs extends pulumi.ComponentResource {
             ...csiSidecar({ name: sidecarName, image: image(ref), csiAddress: csiSocket, args: ["--v=2", ...extra], volumeMounts: socketMount }),
             securityContext: sidecarSecurity,
         });
-        const hostNetwork = { hostNetwork: true, dnsPolicy: "ClusterFirstWithHostNet", nodeSelector: { "kubernetes.io/os": "linux" } };
+        const hostNetwork = {
+            hostNetwork: true,
+            dnsPolicy: "ClusterFirstWithHostNet",
+            nodeSelector: { "kubernetes.io/os": "linux" },
+            securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+        };
 
         this.controller = controllerDeployment(
             `${name}-controller`,

@@ -15,6 +15,7 @@ import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { writeTestLvmConf } from "../helpers/lvmConf";
 import { freePort } from "../helpers/net";
 
 export interface RunResult {
@@ -202,30 +203,7 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
             loops.push(sh("losetup", ["--find", "--show", img]).trim());
         }
 
-        fs.mkdirSync(lvmDir);
-        const accept = loops.map((l) => `"a|^${l}(p[0-9]+)?$|"`).join(", ");
-        fs.writeFileSync(
-            path.join(lvmDir, "lvm.conf"),
-            [
-                "# node test tier only: LVM sees the test's loop devices and nothing else",
-                "devices {",
-                `    global_filter = [ ${accept}, "r|.*|" ]`,
-                '    hints = "none"',
-                "    obtain_device_list_from_udev = 0",
-                '    external_device_info_source = "none"',
-                "    use_devicesfile = 0",
-                "}",
-                "activation {",
-                "    udev_sync = 0",
-                "    udev_rules = 0",
-                "}",
-                "backup {",
-                `    backup_dir = "${path.join(lvmDir, "backup")}"`,
-                `    archive_dir = "${path.join(lvmDir, "archive")}"`,
-                "}",
-                "",
-            ].join("\n"),
-        );
+        writeTestLvmConf(lvmDir, loops);
 
         const hostKey = path.join(dir, "host_ed25519");
         const clientKey = path.join(dir, "client_ed25519");

@@ -123,6 +123,7 @@ describe("LVM graph", () => {
             name: "hdd",
             "volume-group": "zcloud-hdd",
             default: true,
+            "spare-gb": 0,
             type: "thin",
             "thin-pool": { name: "pool", "overprovision-ratio": 3 },
         });

@@ -11,6 +11,8 @@ export interface PlannedResource {
     policyInputs?: Record<string, unknown>;
     custom: boolean;
     deleteBeforeReplace: boolean;
+    /** Pulumi forgets it on delete and leaves it in the cluster (`retainOnDelete`). */
+    retainOnDelete: boolean;
 }
 
 /** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */

@@ -56,6 +56,7 @@ interface RegisterRequest {
     getCustom(): boolean;
     getDependenciesList(): string[];
     getDeletebeforereplace(): boolean;
+    getRetainondelete(): boolean | undefined;
     getObject(): unknown;
 }
 
@@ -78,6 +79,7 @@ class RecordingMonitor extends MockMonitor {
             policyInputs: redactForPolicy(inputs) as Record<string, unknown>,
             custom: req.getCustom(),
             deleteBeforeReplace: req.getDeletebeforereplace(),
+            retainOnDelete: req.getRetainondelete() ?? false,
         };
         this.records.push(record);
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {

@@ -61,6 +61,9 @@ export function renderChanges(changes: Change[]): string {
         if (c.kind === "replace") {
             kind = r.deleteBeforeReplace ? "replace (delete first)" : "replace";
         }
+        if (c.kind === "delete" && r.retainOnDelete) {
+            kind = "delete (kept in cluster)";
+        }
         const detail =
             c.kind === "replace"
                 ? `: ${c.replaceBecause.join(", ")} changed`
