@@ -8,4 +8,4 @@ const deployed = deployStorages(model);
 export const namespace = deployed.namespace;
 export const storageClasses = deployed.storageClasses;
 /** Per type: storage name -> that storage's outputs. */
-export const { lvm, nfs, cephfs } = deployed.outputs;
+export const { lvm, nfs, cephfs, iscsi } = deployed.outputs;

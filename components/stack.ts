@@ -1,9 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { cephFsStorageType } from "./cephfs/storageType";
-import { ConfigValidationError } from "./config/errors";
+import { ConfigIssue, ConfigValidationError } from "./config/errors";
 import { StackModel } from "./config/model";
 import { storageNamespace } from "./k8s/namespace";
 import { lvmStorageType } from "./lvm/storageType";
+import { iscsiStorageType } from "./iscsi/storageType";
 import { nfsStorageType } from "./nfs/storageType";
 import { SshSettings } from "./node/nodeCommand";
 import { DeployContext } from "./storageType";
@@ -16,6 +17,7 @@ export const storageTypes = {
     lvm: lvmStorageType,
     nfs: nfsStorageType,
     cephfs: cephFsStorageType,
+    iscsi: iscsiStorageType,
 } as const;
 
 type Registry = typeof storageTypes;
@@ -44,13 +46,13 @@ function sshSettings(model: StackModel): SshSettings | undefined {
     };
 }
 
-/** Storage types whose components this version does not have yet: refused, never ignored. */
-const unbuiltTypes = ["iscsi"] as const;
-
-function refuseUnbuiltTypes(model: StackModel): void {
-    const issues = unbuiltTypes
-        .filter((type) => model[type].length > 0)
-        .map((type) => ({ path: type, message: `${type} storages are not supported by this version of zcloud-storage yet; remove the key to plan the other storages` }));
+/** Type-specific checks of every type, all reported together, before any resource exists. */
+function checkTypes(model: StackModel): void {
+    const issues = Object.values(storageTypes).flatMap((definition) => {
+        const def = definition as unknown as DefinitionOfAnyType;
+        const storages = model[definition.type] as unknown[];
+        return storages.length > 0 && def.check ? def.check(storages, model) : [];
+    });
     if (issues.length > 0) {
         throw new ConfigValidationError(issues);
     }
@@ -58,7 +60,7 @@ function refuseUnbuiltTypes(model: StackModel): void {
 
 /** Turns a validated model into resources: namespace, then per type its shared driver and one component per storage. */
 export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
-    refuseUnbuiltTypes(model);
+    checkTypes(model);
     const namespace = storageNamespace(model.namespace, opts);
     const ssh = sshSettings(model);
     const ctx: DeployContext = {
@@ -94,6 +96,7 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
 
 type AnyComponent = { storageClassName: pulumi.Output<string> };
 interface DefinitionOfAnyType {
+    check?(storages: unknown[], model: StackModel): ConfigIssue[];
     shared(storages: unknown[], ctx: DeployContext): unknown;
     component(storage: unknown, index: number, shared: unknown, ctx: DeployContext): AnyComponent;
     outputs(component: AnyComponent): Record<string, pulumi.Input<unknown>>;

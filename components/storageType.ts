@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { ConfigIssue } from "./config/errors";
 import { StackModel, StorageType } from "./config/model";
 import { SshSettings } from "./node/nodeCommand";
 
@@ -20,6 +21,8 @@ export type StorageConfigOf<K extends StorageType> = StackModel[K][number];
  */
 export interface StorageTypeDefinition<K extends StorageType, Shared, Component extends { storageClassName: pulumi.Output<string> }> {
     type: K;
+    /** Problems only the type can see, reported with the config's errors before any resource. */
+    check?(storages: StackModel[K], model: StackModel): ConfigIssue[];
     shared(storages: StackModel[K], ctx: DeployContext): Shared;
     component(storage: StorageConfigOf<K>, index: number, shared: Shared, ctx: DeployContext): Component;
     outputs(component: Component): Record<string, pulumi.Input<unknown>>;
