@@ -57,12 +57,13 @@ function pair(files: string[], name: string, apply: string[], release: string[],
 }
 
 /**
- * One initiator's login (apply: records, CHAP from stdin, login, multipath, wait) and logout
- * (release: refuses while an LV is active there). `chap` only says that stdin carries the pair.
+ * One initiator's login (apply: records, CHAP password from stdin, login, multipath, wait) and
+ * logout (release: refuses while an LV is active there). The CHAP username is no secret: it is an
+ * argument, so a preview shows its change; the password only ever travels on stdin.
  */
-export function iscsiInitiatorCommands(t: IscsiTargetSpec & { chap: boolean }, sudo: boolean): NodeCommandPair {
+export function iscsiInitiatorCommands(t: IscsiTargetSpec & { chapUser?: string }, sudo: boolean): NodeCommandPair {
     const args = iscsiTargetArgs(t);
-    return pair(iscsiInitiatorScriptFiles, "iscsi-initiator", [...args, ...(t.chap ? ["--chap"] : [])], args, sudo);
+    return pair(iscsiInitiatorScriptFiles, "iscsi-initiator", [...args, ...(t.chapUser !== undefined ? ["--chap-user", t.chapUser] : [])], args, sudo);
 }
 
 /** The shared VG: created or adopted once (apply); never removed with volumes (release). */
@@ -72,16 +73,14 @@ export function iscsiVgCommands(t: IscsiTargetSpec & { wipe: boolean }, sudo: bo
 }
 
 /**
- * What the login command reads on stdin: the CHAP username and password, one line each. A line
- * break inside either would shift the pair, so it is refused here, before anything runs.
+ * What the login command reads on stdin: the CHAP password, one line. A line break inside it
+ * would cut it short, so it is refused here, before anything runs.
  */
-export function chapStdin(chap: { username: string; password: string }): string {
-    for (const [key, value] of Object.entries(chap)) {
-        if (/[\r\n]/.test(value) || value === "") {
-            throw new Error(`CHAP ${key} must be one non-empty line`);
-        }
+export function chapStdin(password: string): string {
+    if (/[\r\n]/.test(password) || password === "") {
+        throw new Error("CHAP password must be one non-empty line");
     }
-    return `${chap.username}\n${chap.password}\n`;
+    return `${password}\n`;
 }
 
 /** `zcloud-iscsi-lun: <wwid> <device>` of a login's output. */

@@ -11,7 +11,7 @@ export interface IscsiStorageArgs {
     portals: string[];
     iqn: string;
     lun: number;
-    /** CHAP credentials; the password reaches the nodes on stdin only. Mark it secret. */
+    /** CHAP credentials; the password reaches the nodes on stdin only (mark it secret). */
     chap?: { username: string; password: pulumi.Input<string> };
     /** Nodes that log in to the target and may run the storage's pods. */
     initiators: string[];
@@ -50,7 +50,7 @@ export class IscsiStorage extends pulumi.ComponentResource {
         const child = { parent: this };
         const vg = iscsiVolumeGroup(name);
         const target = { storage: name, portals: args.portals, iqn: args.iqn, lun: args.lun };
-        const stdin = args.chap && pulumi.secret(pulumi.output(args.chap.password).apply((password) => chapStdin({ username: args.chap!.username, password })));
+        const stdin = args.chap && pulumi.secret(pulumi.output(args.chap.password).apply(chapStdin));
         if (args.initiators.length === 0) {
             throw new Error(`IscsiStorage ${name}: no initiators`);
         }
@@ -65,7 +65,7 @@ export class IscsiStorage extends pulumi.ComponentResource {
 
         for (const initiator of args.initiators) {
             const { connection, sudo } = node(initiator);
-            const login = iscsiInitiatorCommands({ ...target, chap: args.chap !== undefined }, sudo);
+            const login = iscsiInitiatorCommands({ ...target, chapUser: args.chap?.username }, sudo);
             this.logins[initiator] = new command.remote.Command(
                 `${name}-${initiator}-login`,
                 { connection, create: login.apply, update: login.apply, delete: login.release, ...(stdin ? { stdin } : {}) },

@@ -2,7 +2,7 @@
 # shellcheck disable=SC2154 # zi_ settings come from zi_parse in iscsi-lib.sh, shipped before
 # iscsi-initiator: one node's iSCSI login to a storage's LUN (run after lib.sh and iscsi-lib.sh).
 #
-#   iscsi-initiator apply   OPTIONS   (stdin: CHAP username and password, one line each, with --chap)
+#   iscsi-initiator apply   OPTIONS   (stdin: the CHAP password, one line, with --chap-user)
 #   iscsi-initiator release OPTIONS
 #
 # apply: a node record per portal (iscsiadm -o new), the CHAP lines written into it from stdin
@@ -97,13 +97,13 @@ zi_device_ready() {
 
 # ---- decisions ------------------------------------------------------------------------------
 
-# zi_read_chap: the CHAP pair from stdin, kept in shell variables only.
+# zi_read_chap: the CHAP password from stdin, kept in a shell variable only.
 zi_read_chap() {
     [ "$zi_chap" = 1 ] || return 0
-    IFS= read -r zi_chap_user || true
+    zi_chap_password=''
     IFS= read -r zi_chap_password || true
-    if [ -z "$zi_chap_user" ] || [ -z "$zi_chap_password" ]; then
-        zc_die "$zi_subject" "--chap given but stdin holds no username and password lines"
+    if [ -z "$zi_chap_password" ]; then
+        zc_die "$zi_subject" "--chap-user given but stdin holds no password line"
     fi
 }
 
@@ -264,5 +264,5 @@ trap 'rm -f "$zi_err"' EXIT
 case $zi_action in
     apply) zi_apply ;;
     release) zi_release ;;
-    *) zc_die "$0" "usage: $0 apply|release --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--chap]" ;;
+    *) zc_die "$0" "usage: $0 apply|release --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--chap-user NAME]" ;;
 esac

@@ -3,8 +3,8 @@
 # Shipped after lib.sh and before iscsi-initiator.sh or iscsi-vg.sh; only defines functions.
 # shellcheck disable=SC2034 # the zi_ settings are read by the script shipped after this file
 #
-# Options every iSCSI script takes (never a secret: CHAP comes on stdin):
-#   --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--chap] [--wipe]
+# Options every iSCSI script takes (never a secret: the CHAP password comes on stdin):
+#   --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--chap-user NAME] [--wipe]
 #   [--io-timeout SECONDS] [--wait SECONDS]
 
 # RPC volumes csi-sanlock-lvm needs in the shared VG (its README), and the tag it finds them by.
@@ -14,7 +14,7 @@ zi_state_dir=/etc/zcloud/iscsi
 zi_lockd='global/use_lvmlockd=1'
 
 zi_parse() {
-    zi_storage='' zi_vg='' zi_target='' zi_lun='' zi_portals='' zi_chap=0 zi_wipe=0 zi_io_timeout=30 zi_wait=90
+    zi_storage='' zi_vg='' zi_target='' zi_lun='' zi_portals='' zi_chap=0 zi_chap_user='' zi_wipe=0 zi_io_timeout=30 zi_wait=90
     while [ $# -gt 0 ]; do
         case $1 in
             --storage) zi_storage=$2; shift 2 ;;
@@ -22,7 +22,7 @@ zi_parse() {
             --target) zi_target=$2; shift 2 ;;
             --lun) zi_lun=$2; shift 2 ;;
             --portal) zi_portals="$zi_portals${zi_portals:+ }$2"; shift 2 ;;
-            --chap) zi_chap=1; shift ;;
+            --chap-user) zi_chap=1; zi_chap_user=$2; shift 2 ;;
             --wipe) zi_wipe=1; shift ;;
             --io-timeout) zi_io_timeout=$2; shift 2 ;;
             --wait) zi_wait=$2; shift 2 ;;
