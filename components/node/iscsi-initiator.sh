@@ -18,8 +18,10 @@ zi_state_file() { echo "$zi_state_dir/$zi_storage.target"; }
 # ---- node records ---------------------------------------------------------------------------
 
 # zi_record_file PORTAL: the node record of (target, portal), whatever its tpgt and interface.
+# open-iscsi names it `<address>,<port>[,<tpgt>]`: a file, or a directory of interface files.
 zi_record_file() {
-    for zi_rf in "$(zi_record_dir)/$zi_target/$1",*/* "$(zi_record_dir)/$zi_target/$1"; do
+    zi_rf_name="${1%:*},${1##*:}"
+    for zi_rf in "$(zi_record_dir)/$zi_target/$zi_rf_name",*/* "$(zi_record_dir)/$zi_target/$zi_rf_name"; do
         if [ -f "$zi_rf" ]; then
             echo "$zi_rf"
             return 0
@@ -28,13 +30,14 @@ zi_record_file() {
     return 1
 }
 
-# zi_write_record FILE: FILE without its auth lines, then the CHAP lines when asked, written to
-# a 0600 file next to it and renamed over it. printf is a shell builtin: no argv carries it.
+# zi_write_record FILE: FILE with its CHAP lines (method, username, password) replaced, or
+# removed without CHAP, written to a 0600 file next to it and renamed over it. printf is a shell
+# builtin: no command's argv ever carries the password.
 zi_write_record() {
     zi_wr_tmp=$(mktemp "$1.zcloud.XXXXXX")
     chmod 600 "$zi_wr_tmp"
     {
-        grep -v '^node\.session\.auth\.' "$1" || true
+        zi_record_lines other "$1" || zc_fail "$zi_subject" "cannot read $1"
         if [ "$zi_chap" = 1 ]; then
             printf 'node.session.auth.authmethod = CHAP\n'
             printf 'node.session.auth.username = %s\n' "$zi_chap_user"
@@ -42,6 +45,12 @@ zi_write_record() {
         fi
     } >"$zi_wr_tmp"
     mv -f "$zi_wr_tmp" "$1"
+}
+
+# zi_record_lines chap|other FILE: the record's CHAP lines (method, username, password), or
+# every other line. Fails when FILE cannot be read.
+zi_record_lines() {
+    awk -v want="$1" '{ chap = $0 ~ /^node\.session\.auth\.(authmethod|username|password) =/ } (want == "chap") == chap' "$2"
 }
 
 # zi_restore_record FILE CONTENT: puts a record back as it was before this run.
@@ -143,9 +152,9 @@ zi_prepare_record() {
         zc_log "$zi_subject" "node record for $1 created"
     fi
     iscsiadm -m node -T "$zi_target" -p "$1" -o update -n node.startup -v automatic >/dev/null
-    zi_pr_auth_before=$(grep '^node\.session\.auth\.' "$zi_pr_file" || true)
+    zi_pr_auth_before=$(zi_record_lines chap "$zi_pr_file")
     zi_write_record "$zi_pr_file"
-    zi_pr_auth_after=$(grep '^node\.session\.auth\.' "$zi_pr_file" || true)
+    zi_pr_auth_after=$(zi_record_lines chap "$zi_pr_file")
     if [ -n "$zi_pr_old" ] && [ "$zi_pr_auth_before" != "$zi_pr_auth_after" ]; then
         zc_log "$zi_subject" "CHAP of $1 changed"
         zi_changed="$zi_changed $1"
@@ -195,16 +204,16 @@ zi_ensure_watchdog() {
 
 zi_apply() {
     zi_read_chap
-    zi_ensure_watchdog
     zi_guard_target_change
     zi_undo='' zi_changed=''
     for zi_a_p in $zi_portals; do
         zi_prepare_record "$zi_a_p"
     done
-    for zi_a_p in $zi_changed; do
-        zi_relogin "$zi_a_p"
-    done
+    # Path by path: a changed record's session goes and comes back before the next path's.
     for zi_a_p in $zi_portals; do
+        case " $zi_changed " in
+            *" $zi_a_p "*) zi_relogin "$zi_a_p" ;;
+        esac
         if zi_session_exists "$zi_a_p"; then
             zc_log "$zi_subject" "logged in to $zi_a_p"
             continue
@@ -217,6 +226,7 @@ zi_apply() {
         zc_log "$zi_subject" "login to $zi_a_p"
     done
     zi_device_ready
+    zi_ensure_watchdog
     mkdir -p "$zi_state_dir"
     printf 'target %s\nlun %s\nportals %s\n' "$zi_target" "$zi_lun" "$zi_portals" >"$(zi_state_file)"
 }
@@ -226,6 +236,10 @@ zi_leave() {
     if lvmlockctl --info >/dev/null 2>&1; then
         vgchange --config "$zi_lockd" --lockstop "$zi_vg" >/dev/null 2>&1 || true
         zc_log "$zi_subject" "lockspace of VG $zi_vg stopped"
+    fi
+    if zi_l_wwid=$(zi_wwid) && [ -e "$(zi_lvm_device "$zi_l_wwid")" ]; then
+        zi_l_held=$(zi_holder_names "$(zi_lvm_device "$zi_l_wwid")")
+        [ -z "$zi_l_held" ] || zc_fail "$zi_subject" "the LUN is still held by $zi_l_held after lock-stop; not logging out"
     fi
     if [ "$(zi_portal_count)" -gt 1 ] && zi_l_wwid=$(zi_wwid); then
         multipath -f "$zi_l_wwid" >/dev/null 2>&1 || true
@@ -244,12 +258,23 @@ zi_leave() {
     done
 }
 
+# zi_active_volumes DEV: the active LVs on DEV, without lvmlockd's own lease volume (lvmlock,
+# active while the lockspace runs; lock-stop removes it).
+zi_active_volumes() {
+    for zi_av in $(zi_holder_names "$1"); do
+        case $zi_av in
+            *-lvmlock) ;;
+            *) printf '%s ' "$zi_av" ;;
+        esac
+    done
+}
+
 zi_release() {
     if zi_r_wwid=$(zi_wwid); then
         zi_r_dev=$(zi_lvm_device "$zi_r_wwid")
         if [ -e "$zi_r_dev" ]; then
-            zi_r_active=$(zi_holder_names "$zi_r_dev")
-            [ -z "$zi_r_active" ] || zc_die "$zi_subject" "LV active on this node ($zi_r_active); deactivate it (its pod must leave) first"
+            zi_r_active=$(zi_active_volumes "$zi_r_dev")
+            [ -z "$zi_r_active" ] || zc_die "$zi_subject" "LV active on this node (${zi_r_active% }); deactivate it (its pod must leave) first"
         fi
     fi
     zi_leave

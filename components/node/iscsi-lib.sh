@@ -103,16 +103,24 @@ zi_holder_names() {
     printf '%s' "$zi_hn_out"
 }
 
-# zi_volumes: the LVs of the VG other than the driver's RPC volumes, space separated (read
-# without locks: a listing never needs the lockspace).
+# Reports read shared VGs without their lockspace (--shared: LVM otherwise hides them from a
+# host whose lvmlockd is not running, which is every host here: the lock daemons live in pods).
+
+# zi_pv_vg DEV: the VG of PV DEV (empty when in none); fails when DEV is no PV LVM shows.
+zi_pv_vg() {
+    zi_pv_out=$(pvs --shared --readonly --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
+    printf '%s\n' "$zi_pv_out" | awk 'NF { print $1; exit }'
+}
+
+# zi_volumes: the LVs of the VG other than the driver's RPC volumes, space separated.
 zi_volumes() {
-    lvs --readonly --noheadings -o lv_name,lv_tags -- "$zi_vg" </dev/null 2>/dev/null |
+    lvs --shared --readonly --noheadings -o lv_name,lv_tags -- "$zi_vg" </dev/null 2>/dev/null |
         awk -v tag="$zi_rpc_tag=" 'NF && index($2, tag) == 0 { printf "%s%s", sep, $1; sep = " " }'
 }
 
 # zi_vg_field FIELD: one field of the VG as LVM reports it without locks.
 zi_vg_field() {
-    vgs --readonly --noheadings -o "$1" -- "$zi_vg" </dev/null 2>/dev/null | awk 'NF { print $1; exit }'
+    vgs --shared --readonly --noheadings -o "$1" -- "$zi_vg" </dev/null 2>/dev/null | awk 'NF { print $1; exit }'
 }
 
 # zi_state_get FILE KEY: a value of a record this program keeps on the node.

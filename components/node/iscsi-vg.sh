@@ -26,7 +26,7 @@ zi_guard_lun() {
     zc_guard_not_mounted "$1" "$zi_gl_canon" || return 1
     zc_guard_no_holders "$1" "$zi_gl_canon" || return 1
     zc_guard_partitions_unused "$1" "$zi_gl_canon" || return 1
-    if zi_gl_vg=$(zc_pv_vg "$zi_gl_canon") && [ -n "$zi_gl_vg" ] && [ "$zi_wipe" != 1 ]; then
+    if zi_gl_vg=$(zi_pv_vg "$zi_gl_canon") && [ -n "$zi_gl_vg" ] && [ "$zi_wipe" != 1 ]; then
         zc_refuse "$1" "is a PV of another VG ($zi_gl_vg); set wipe: true to allow wiping it"
         return 1
     fi
@@ -80,8 +80,14 @@ zi_create_vg() {
     zi_lock_stack_up
     trap 'zi_lock_stack_down; rm -f "$zi_err"' EXIT
     zc_wipe_signatures "$zi_cv_dev" "$(zc_canonical "$zi_cv_dev")"
-    vgcreate --config "$zi_lockd" --shared --addtag "zcloud.storage=$zi_storage" -- "$zi_vg" "$zi_cv_dev" >/dev/null 2>"$zi_err" ||
-        { sed 's/^/  lvm: /' "$zi_err" >&2; zc_fail "$zi_subject" "vgcreate --shared $zi_vg"; }
+    if ! vgcreate --config "$zi_lockd" --shared --addtag "zcloud.storage=$zi_storage" -- "$zi_vg" "$zi_cv_dev" >/dev/null 2>"$zi_err"; then
+        sed 's/^/  lvm: /' "$zi_err" >&2
+        # vgcreate labels the PV before it fails: take the label back, the LUN was clean.
+        if [ "$(zi_pv_vg "$zi_cv_dev" || echo none)" = "" ]; then
+            pvremove -q -- "$zi_cv_dev" >/dev/null 2>&1 || true
+        fi
+        zc_fail "$zi_subject" "vgcreate --shared $zi_vg"
+    fi
     zc_log "$zi_subject" "VG $zi_vg created (shared, sanlock) on $zi_cv_dev"
     vgchange --config "$zi_lockd" --lockstart "$zi_vg" >/dev/null 2>&1 || true
     for zi_cv_rpc in data:8m lock:512b; do
@@ -100,11 +106,11 @@ zi_guard_adopt() {
     zi_ga_lock=$(zi_vg_field vg_lock_type)
     [ "$zi_ga_lock" = sanlock ] || zc_die "$zi_subject" "VG $zi_vg is not shared with sanlock (lock type '${zi_ga_lock:-none}'); not adopting it"
     zi_ga_uuid=$(zi_vg_field vg_uuid)
-    if zi_ga_want=$(zi_state_get "$(zi_vg_state_file)" vg_uuid) && [ "$zi_ga_want" != "$zi_ga_uuid" ]; then
+    if zi_ga_want=$(zi_state_get "$(zi_vg_state_file)" vg_uuid) && [ -n "$zi_ga_want" ] && [ "$zi_ga_want" != "$zi_ga_uuid" ]; then
         zc_die "$zi_subject" "VG $zi_vg has UUID $zi_ga_uuid, but this storage made $zi_ga_want; not adopting another VG"
     fi
     for zi_ga_role in data lock; do
-        lvs --readonly --noheadings -o lv_tags -- "$zi_vg" 2>/dev/null | grep -q "$zi_rpc_tag=$zi_ga_role" ||
+        lvs --shared --readonly --noheadings -o lv_tags -- "$zi_vg" 2>/dev/null | grep -q "$zi_rpc_tag=$zi_ga_role" ||
             zc_die "$zi_subject" "VG $zi_vg has no RPC volume tagged $zi_rpc_tag=$zi_ga_role"
     done
     zc_log "$zi_subject" "VG $zi_vg adopted (shared, sanlock, uuid $zi_ga_uuid)"
@@ -122,16 +128,18 @@ zi_apply() {
     zi_a_wwid=$(zi_wwid) || zc_die "$zi_subject" "LUN $zi_lun of $zi_target is not visible on this node (is it logged in?)"
     zi_a_dev=$(zi_lvm_device "$zi_a_wwid")
     zi_wait_for "$zi_a_dev" || zc_die "$zi_subject" "$zi_a_dev does not exist"
-    if [ "$(zc_pv_vg "$(zc_canonical "$zi_a_dev")" || true)" = "$zi_vg" ]; then
+    if [ "$(zi_pv_vg "$zi_a_dev" || true)" = "$zi_vg" ]; then
         zi_guard_adopt
     else
         zi_guard_same_lun "$zi_a_wwid"
         zi_guard_lun "$zi_a_dev" || exit 1
         zi_create_vg "$zi_a_dev"
     fi
+    zi_a_uuid=$(zi_vg_field vg_uuid)
+    [ -n "$zi_a_uuid" ] || zc_fail "$zi_subject" "LVM shows no UUID for VG $zi_vg"
     mkdir -p "$zi_state_dir"
-    printf 'wwid %s\nvg_uuid %s\n' "$zi_a_wwid" "$(zi_vg_field vg_uuid)" >"$(zi_vg_state_file)"
-    printf 'zcloud-iscsi-vg: %s %s %s\n' "$zi_vg" "$(zi_vg_field vg_uuid)" "$zi_a_wwid"
+    printf 'wwid %s\nvg_uuid %s\n' "$zi_a_wwid" "$zi_a_uuid" >"$(zi_vg_state_file)"
+    printf 'zcloud-iscsi-vg: %s %s %s\n' "$zi_vg" "$zi_a_uuid" "$zi_a_wwid"
 }
 
 zi_release() {
