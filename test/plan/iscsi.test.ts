@@ -9,7 +9,6 @@ const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const PASSWORD = "chap-secret-Zq81";
 
 const san = {
     name: "san",
