@@ -281,13 +281,4 @@ zi_release() {
     rm -f "$(zi_state_file)"
 }
 
-zi_action=${1:-}
-[ $# -gt 0 ] && shift
-zi_parse "$@"
-zi_err=$(mktemp)
-trap 'rm -f "$zi_err"' EXIT
-case $zi_action in
-    apply) zi_apply ;;
-    release) zi_release ;;
-    *) zc_die "$0" "usage: $0 apply|release --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--chap-user NAME]" ;;
-esac
+zi_main "[--chap-user NAME]" "$@"

@@ -139,3 +139,20 @@ zi_record_dir() {
     done
     echo /etc/iscsi/nodes
 }
+
+# zi_main EXTRA_USAGE ACTION OPTIONS...: the entry point of each script: runs its zi_apply or
+# zi_release with the options parsed and a scratch file for captured errors.
+zi_main() {
+    zi_m_usage=$1
+    shift
+    zi_action=${1:-}
+    if [ $# -gt 0 ]; then shift; fi
+    zi_parse "$@"
+    zi_err=$(mktemp)
+    trap 'rm -f "$zi_err"' EXIT
+    case $zi_action in
+        apply) zi_apply ;;
+        release) zi_release ;;
+        *) zc_die "$0" "usage: $0 apply|release --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... $zi_m_usage" ;;
+    esac
+}

@@ -152,13 +152,4 @@ zi_release() {
     zc_log "$zi_subject" "VG $zi_vg kept on the LUN (no volumes; only the driver's RPC volumes)"
 }
 
-zi_action=${1:-}
-[ $# -gt 0 ] && shift
-zi_parse "$@"
-zi_err=$(mktemp)
-trap 'rm -f "$zi_err"' EXIT
-case $zi_action in
-    apply) zi_apply ;;
-    release) zi_release ;;
-    *) zc_die "$0" "usage: $0 apply|release --storage NAME --vg VG --target IQN --lun N --portal HOST:PORT... [--wipe]" ;;
-esac
+zi_main "[--wipe]" "$@"

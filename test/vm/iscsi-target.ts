@@ -19,6 +19,8 @@ export interface TargetSpec {
     sizeMiB: number;
     portals: number;
     chap: { username: string; password: string };
+    /** More LUNs behind the same target, by number; `ext4` puts a filesystem on it first. */
+    extraLuns?: Array<{ lun: number; ext4?: boolean }>;
 }
 
 export class IscsiTarget {
@@ -56,6 +58,15 @@ export class IscsiTarget {
         const { iqn, lun, chap } = this.spec;
         await this.admin("--mode", "target", "--op", "new", "--tid", "1", "-T", iqn);
         await this.admin("--mode", "logicalunit", "--op", "new", "--tid", "1", "--lun", String(lun), "-b", backing);
+        for (const extra of this.spec.extraLuns ?? []) {
+            const file = path.join(this.dir, `lun${extra.lun}.img`);
+            fs.closeSync(fs.openSync(file, "w"));
+            fs.truncateSync(file, this.spec.sizeMiB * 1024 * 1024);
+            if (extra.ext4) {
+                await execFileP("mkfs.ext4", ["-q", "-F", file]);
+            }
+            await this.admin("--mode", "logicalunit", "--op", "new", "--tid", "1", "--lun", String(extra.lun), "-b", file);
+        }
         await this.setChap(chap.username, chap.password);
         await this.admin("--mode", "target", "--op", "bind", "--tid", "1", "-I", "ALL");
         for (const port of this.ports.slice(1)) {

@@ -23,7 +23,7 @@ const LVM = "--config global/use_lvmlockd=1";
 const password1 = `pw1-${crypto.randomBytes(9).toString("hex")}`;
 const password2 = `pw2-${crypto.randomBytes(9).toString("hex")}`;
 
-function stackYaml(a: Guest, b: Guest, portals: number[]): string {
+function stackYaml(a: Guest, b: Guest, portals: number[], lun = LUN, storage = STORAGE): string {
     // Hostnames, not 127.0.0.1 twice: the plan refuses initiators that share a sanlock host id.
     return [
         "config:",
@@ -37,10 +37,10 @@ function stackYaml(a: Guest, b: Guest, portals: number[]): string {
         `    isa: { address: localhost, port: ${a.connection.port} }`,
         `    isb: { address: localhost, port: ${b.connection.port} }`,
         "  zcloud-storage:iscsi:",
-        `    - name: ${STORAGE}`,
+        `    - name: ${storage}`,
         `      portals: [${portals.map((p) => `"${HOST_FROM_GUEST}:${p}"`).join(", ")}]`,
         `      iqn: ${IQN}`,
-        `      lun: ${LUN}`,
+        `      lun: ${lun}`,
         `      chap: { username: ${USER}, password: { secure: v1:vmtest-chap } }`,
         "      initiators: [isa, isb]",
         "",
@@ -77,9 +77,11 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
     let vms: GuestSet | undefined;
     let a: Guest;
     let b: Guest;
-    const target = new IscsiTarget({ iqn: IQN, lun: LUN, sizeMiB: 2048, portals: 2, chap: { username: USER, password: password1 } });
+    const target = new IscsiTarget({ iqn: IQN, lun: LUN, sizeMiB: 2048, portals: 2, chap: { username: USER, password: password1 }, extraLuns: [{ lun: 2 }, { lun: 3, ext4: true }] });
     let onePortal: PlanRun;
     let twoPortals: PlanRun;
+    let otherLun: PlanRun;
+    let ext4Lun: PlanRun;
     const timings: string[] = [];
     const timed = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
         const start = Date.now();
@@ -95,7 +97,9 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         b = vms.get("isb");
         onePortal = await planYaml(stackYaml(a, b, target.ports.slice(0, 1)));
         twoPortals = await planYaml(stackYaml(a, b, target.ports));
-        for (const run of [onePortal, twoPortals]) {
+        otherLun = await planYaml(stackYaml(a, b, target.ports.slice(0, 1), 2));
+        ext4Lun = await planYaml(stackYaml(a, b, target.ports.slice(0, 1), 3, "vmfs"));
+        for (const run of [onePortal, twoPortals, otherLun, ext4Lun]) {
             assert.equal(run.error, undefined, run.error?.message);
         }
     });
@@ -239,5 +243,27 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
                 }
             }
         }
+    });
+
+    it("refuses: another LUN for the VG, a LUN change while the VG holds volumes, a LUN with a filesystem, deleting a VG with volumes", async () => {
+        // The session to the target shows LUNs 2 and 3 on A too.
+        const vg2 = await a.run(planned(otherLun, `${STORAGE}-vg`).create);
+        assert.equal(vg2.code, 1);
+        assert.match(vg2.stderr, new RegExp(`^zcloud: iscsi ${STORAGE}: refused: LUN 2 has WWID \\S+, but VG ${VG} was made on WWID \\S+; refusing another LUN\n$`));
+        const relogin = await a.run(planned(otherLun, `${STORAGE}-isa-login`).create, { stdin: chapStdin(password2) });
+        assert.equal(relogin.code, 1);
+        assert.equal(
+            relogin.stderr,
+            `zcloud: iscsi ${STORAGE}: refused: target ${IQN} LUN 1 -> ${IQN} LUN 2 refused: VG ${VG} holds volumes (vol1); move them off first\n`,
+        );
+        assert.equal(await sessions(a), 1, "the LUN 1 session stays");
+        const fs = await a.run(planned(ext4Lun, "vmfs-vg").create);
+        assert.equal(fs.code, 1);
+        assert.match(fs.stderr, /^zcloud: \/dev\/disk\/by-path\/ip-\S+-lun-3: refused: carries signatures \(ext4\); set wipe: true to allow wiping them\n$/);
+        assert.equal((await a.check("blkid -p -o value -s TYPE /dev/disk/by-path/*-lun-3")).trim(), "ext4", "the refused LUN is untouched");
+        const release = await a.run(vgCommand().delete);
+        assert.equal(release.code, 1);
+        assert.equal(release.stderr, `zcloud: iscsi ${STORAGE}: refused: VG ${VG} holds volumes (vol1); delete their claims first, the VG is never removed with data\n`);
+        assert.ok((await a.check(`vgs --shared --noheadings -o vg_name ${VG}`)).includes(VG));
     });
 });
