@@ -142,6 +142,15 @@ describe("iSCSI config changes (offline diff)", () => {
         assert.ok(resourceNamed(run, "san-node2-label").dependencies.includes(resourceNamed(run, "san-node2-login").urn));
     });
 
+    test("a portal by hostname or IPv6 is refused before any resource", async () => {
+        const bad = await planValues(config({ portals: ["san.example:3260", "[fd00::50]:3260"] }));
+        assert.deepEqual(bad.error?.issues, [
+            { path: "iscsi[0].portals[0]", message: "san.example:3260: iSCSI portals are IPv4 address:port (the nodes find the LUN's device by the portal's address)" },
+            { path: "iscsi[0].portals[1]", message: "[fd00::50]:3260: iSCSI portals are IPv4 address:port (the nodes find the LUN's device by the portal's address)" },
+        ]);
+        assert.equal(bad.resources.length, 0);
+    });
+
     test("initiators whose addresses give one sanlock host id are refused before any resource", async () => {
         const clash = await planValues({ ...config(), nodes: { ...baseConfig.nodes, node2: { address: "10.0.8.11" } } });
         assert.match(clash.error?.message ?? "", /iscsi\[0\]\.initiators: node1 and node2 get the same sanlock host id 12 from their addresses/);
