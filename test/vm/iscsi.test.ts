@@ -210,9 +210,9 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
     it("a CHAP change rewrites the records and logs in again path by path, VG untouched; the password shows nowhere else", async () => {
         const vgBefore = await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}`);
         await target.setChap(USER, password2);
-        await b.check("(while :; do ps -eo args; sleep 0.05; done) >/root/ps.log 2>&1 & echo $! >/root/ps.pid");
+        await b.check("(while :; do ps -eo args; sleep 0.05; done) >/tmp/zcloud-ps.log 2>&1 & echo $! >/tmp/zcloud-ps.pid");
         const r = await timed("CHAP change B", () => b.run(login(twoPortals, "isb").create, { stdin: chapStdin(password2) }));
-        await b.check("kill $(cat /root/ps.pid)");
+        await b.check("kill $(cat /tmp/zcloud-ps.pid)");
         ok(r);
         const [p1, p2] = target.ports.map((p) => `${HOST_FROM_GUEST}:${p}`);
         assert.deepEqual(zcloud(r.stdout).slice(0, 6), [
@@ -231,12 +231,12 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         assert.equal(await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}`), vgBefore, "the VG is untouched");
 
         for (const g of [a, b]) {
-            const psLog = g === b ? await g.check("cat /root/ps.log") : await g.check("ps -eo args");
+            const psLog = g === b ? await g.check("cat /tmp/zcloud-ps.log") : await g.check("ps -eo args");
             assert.ok(psLog.length > 0);
             for (const pw of [password1, password2]) {
                 assert.ok(!psLog.includes(pw), `${g.name}: a password appeared in ps`);
                 assert.equal((await g.run(`journalctl -b --no-pager | grep -c -F -- '${pw}'`)).stdout.trim(), "0", `${g.name}: a password is in the journal`);
-                const files = (await g.run(`grep -rlF -- '${pw}' /etc /var /run /tmp /root 2>/dev/null`)).stdout.trim().split("\n").filter(Boolean);
+                const files = (await g.run(`grep -rlF -- '${pw}' /etc /var /run /tmp "$HOME" 2>/dev/null`)).stdout.trim().split("\n").filter(Boolean);
                 for (const f of files) {
                     assert.match(f, new RegExp(`^/etc/iscsi/nodes/${IQN.replace(/\./g, "\\.")}/`), `${g.name}: a password is in ${f}`);
                     assert.equal((await g.check(`stat -c '%a %U' '${f}'`)).trim(), "600 root", f);
