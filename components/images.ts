@@ -18,6 +18,13 @@ export const images = {
     cephCsiProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",
     cephCsiResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
     cephCsiNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
+    /** csi-sanlock-lvm v0.4.6 (driver and lock daemons), with the sidecar versions the NFS driver pins. */
+    sanlockDriverd: "quay.io/aleofreddi/csi-sanlock-lvm-driverd:v0.4.6",
+    sanlockLvmctrld: "quay.io/aleofreddi/csi-sanlock-lvm-lvmctrld:v0.4.6",
+    sanlockProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",
+    sanlockResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
+    sanlockLivenessProbe: "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
+    sanlockNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
 } as const;
 
 export type ImageName = keyof typeof images;

@@ -6,6 +6,7 @@
 export * from "./lvm";
 export * from "./nfs";
 export * from "./cephfs";
+export * from "./iscsi";
 export { SshSettings, NodeAddress } from "./node/nodeCommand";
 export { storageNamespace } from "./k8s/namespace";
 export { imageRef, images } from "./images";

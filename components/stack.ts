@@ -1,24 +1,35 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CephCsiDriver } from "./cephfs/cephCsiDriver";
-import { CephFsIdentity } from "./cephfs/identity";
-import { CephFsStorage } from "./cephfs/cephFsStorage";
-import { ConfigValidationError } from "./config/errors";
+import { cephFsStorageType } from "./cephfs/storageType";
+import { ConfigIssue, ConfigValidationError } from "./config/errors";
 import { StackModel } from "./config/model";
 import { storageNamespace } from "./k8s/namespace";
-import { LvmStorage } from "./lvm/lvmStorage";
-import { TopolvmDriver } from "./lvm/topolvm";
-import { CsiDriverNfs } from "./nfs/csiDriverNfs";
-import { NfsStorage } from "./nfs/nfsStorage";
+import { lvmStorageType } from "./lvm/storageType";
+import { iscsiStorageType } from "./iscsi/storageType";
+import { nfsStorageType } from "./nfs/storageType";
 import { SshSettings } from "./node/nodeCommand";
+import { DeployContext } from "./storageType";
 
-export interface DeployedStorages {
+/**
+ * Every storage type the program builds, in the order their resources are registered. A new
+ * type is a folder with its definition and one line here.
+ */
+export const storageTypes = {
+    lvm: lvmStorageType,
+    nfs: nfsStorageType,
+    cephfs: cephFsStorageType,
+    iscsi: iscsiStorageType,
+} as const;
+
+type Registry = typeof storageTypes;
+type ComponentOf<K extends keyof Registry> = ReturnType<Registry[K]["component"]>;
+
+export type DeployedStorages = {
     namespace: pulumi.Output<string>;
     /** Storage name -> StorageClass name. */
     storageClasses: Record<string, pulumi.Output<string>>;
-    lvm: LvmStorage[];
-    nfs: NfsStorage[];
-    cephfs: CephFsStorage[];
-}
+    /** Type -> storage name -> the stack outputs of that storage. */
+    outputs: { [K in keyof Registry]: Record<string, Record<string, pulumi.Input<unknown>>> };
+} & { [K in keyof Registry]: ComponentOf<K>[] };
 
 function sshSettings(model: StackModel): SshSettings | undefined {
     const ssh = model.ssh;
@@ -35,102 +46,63 @@ function sshSettings(model: StackModel): SshSettings | undefined {
     };
 }
 
-function requireSsh(ssh: SshSettings | undefined): SshSettings {
-    if (!ssh) {
-        // Validation reports this with its fix; reaching here means the model was built by hand.
-        throw new Error("ssh settings are required for storages that prepare nodes");
-    }
-    return ssh;
-}
-
-/** Storage types whose components this version does not have yet: refused, never ignored. */
-const unbuiltTypes = ["iscsi"] as const;
-
-function refuseUnbuiltTypes(model: StackModel): void {
-    const issues = unbuiltTypes
-        .filter((type) => model[type].length > 0)
-        .map((type) => ({ path: type, message: `${type} storages are not supported by this version of zcloud-storage yet; remove the key to plan the other storages` }));
+/** Type-specific checks of every type, all reported together, before any resource exists. */
+function checkTypes(model: StackModel): void {
+    const issues = Object.values(storageTypes).flatMap((definition) => {
+        const def = definition as unknown as DefinitionOfAnyType;
+        const storages = model[definition.type] as unknown[];
+        return storages.length > 0 && def.check ? def.check(storages, model) : [];
+    });
     if (issues.length > 0) {
         throw new ConfigValidationError(issues);
     }
 }
 
-/** Turns a validated model into resources: namespace, shared drivers, one component per storage. */
+/** Turns a validated model into resources: namespace, then per type its shared driver and one component per storage. */
 export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
-    refuseUnbuiltTypes(model);
+    checkTypes(model);
     const namespace = storageNamespace(model.namespace, opts);
     const ssh = sshSettings(model);
+    const ctx: DeployContext = {
+        model,
+        namespace: namespace.metadata.name,
+        imageRegistry: model.imageRegistry,
+        opts,
+        ssh: () => {
+            if (!ssh) {
+                // Validation reports this with its fix; reaching here means the model was built by hand.
+                throw new Error("ssh settings are required for storages that prepare nodes");
+            }
+            return ssh;
+        },
+    };
     const storageClasses: Record<string, pulumi.Output<string>> = {};
-
-    let lvm: LvmStorage[] = [];
-    if (model.lvm.length > 0) {
-        const driver = new TopolvmDriver(
-            "topolvm",
-            {
-                namespace: namespace.metadata.name,
-                imageRegistry: model.imageRegistry,
-                snapshots: model.lvm.some((s) => s.thin?.snapshots),
-            },
-            opts,
-        );
-        lvm = model.lvm.map(
-            (s) =>
-                new LvmStorage(
-                    s.name,
-                    { hosts: s.hosts, nodes: model.nodes, ssh: requireSsh(ssh), driver, isDefault: s.default, wipe: s.wipe, thin: s.thin },
-                    opts,
-                ),
-        );
-        lvm.forEach((s, i) => (storageClasses[model.lvm[i].name] = s.storageClassName));
+    const deployed: Record<string, unknown> = { namespace: namespace.metadata.name, storageClasses, outputs: {} };
+    const outputs = deployed.outputs as Record<string, Record<string, unknown>>;
+    for (const [type, definition] of Object.entries(storageTypes) as Array<[keyof Registry, Registry[keyof Registry]]>) {
+        // One generic path for every type; each definition is type-checked where it is written.
+        const def = definition as unknown as DefinitionOfAnyType;
+        const storages = model[type] as Array<{ name: string }>;
+        const components = storages.length > 0 ? deployType(def, storages, ctx) : [];
+        outputs[type] = {};
+        components.forEach((c, i) => {
+            storageClasses[storages[i].name] = c.storageClassName;
+            outputs[type][storages[i].name] = def.outputs(c);
+        });
+        deployed[type] = components;
     }
+    return deployed as DeployedStorages;
+}
 
-    // One shared csi-driver-nfs for all NFS storages; no per-storage daemons, no node changes.
-    let nfs: NfsStorage[] = [];
-    if (model.nfs.length > 0) {
-        const driver = new CsiDriverNfs("csi-driver-nfs", { namespace: namespace.metadata.name, imageRegistry: model.imageRegistry }, opts);
-        nfs = model.nfs.map(
-            (s) =>
-                new NfsStorage(
-                    s.name,
-                    { server: s.server, path: s.path, onDelete: s.onDelete, mountOptions: s.mountOptions, isDefault: s.default, driver },
-                    opts,
-                ),
-        );
-        nfs.forEach((s, i) => (storageClasses[model.nfs[i].name] = s.storageClassName));
-    }
+type AnyComponent = { storageClassName: pulumi.Output<string> };
+interface DefinitionOfAnyType {
+    check?(storages: unknown[], model: StackModel): ConfigIssue[];
+    shared(storages: unknown[], ctx: DeployContext): unknown;
+    component(storage: unknown, index: number, shared: unknown, ctx: DeployContext): AnyComponent;
+    outputs(component: AnyComponent): Record<string, pulumi.Input<unknown>>;
+}
 
-    // CephFS: each storage's identity (fsid, keys, mon Services) first, then the one shared
-    // ceph-csi driver whose config lists every cluster, then the storages themselves.
-    let cephfs: CephFsStorage[] = [];
-    if (model.cephfs.length > 0) {
-        const identities = model.cephfs.map((s) => new CephFsIdentity(s.name, { namespace: namespace.metadata.name, hosts: Object.keys(s.hosts) }, opts));
-        const driver = new CephCsiDriver(
-            "ceph-csi-cephfs",
-            { namespace: namespace.metadata.name, imageRegistry: model.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
-            opts,
-        );
-        const kubeContext = new pulumi.Config("kubernetes").get("context");
-        cephfs = model.cephfs.map(
-            (s, i) =>
-                new CephFsStorage(
-                    s.name,
-                    {
-                        hosts: s.hosts,
-                        nodes: model.nodes,
-                        ssh: requireSsh(ssh),
-                        identity: identities[i],
-                        driver,
-                        replicas: s.replicas,
-                        wipe: s.wipe,
-                        isDefault: s.default,
-                        imageRegistry: model.imageRegistry,
-                        kubeContext,
-                    },
-                    opts,
-                ),
-        );
-        cephfs.forEach((s, i) => (storageClasses[model.cephfs[i].name] = s.storageClassName));
-    }
-
-    return { namespace: namespace.metadata.name, storageClasses, lvm, nfs, cephfs };
+function deployType(def: DefinitionOfAnyType, storages: unknown[], ctx: DeployContext): AnyComponent[] {
+    const shared = def.shared(storages, ctx);
+    return storages.map((s, i) => def.component(s, i, shared, ctx));
 }

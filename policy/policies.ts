@@ -106,7 +106,7 @@ export const POLICIES: readonly PolicyDef[] = [
     {
         name: "storage-no-secret-literals",
         kind: "resource",
-        description: "No key material or passwords in ConfigMaps or in literal env values.",
+        description: "No key material or passwords in ConfigMaps, in literal env values, or in clear in a remote command (stdin, command line).",
         enforcementLevel: "mandatory",
         check: (resource) => checkNoSecretLiterals(resource),
     },

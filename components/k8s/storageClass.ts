@@ -11,6 +11,8 @@ export interface StorageClassArgs {
     volumeBindingMode: "WaitForFirstConsumer" | "Immediate";
     reclaimPolicy?: "Delete" | "Retain";
     mountOptions?: string[];
+    /** Restricts provisioning and scheduling to nodes with these labels. */
+    allowedTopologies?: k8s.types.input.core.v1.TopologySelectorTerm[];
 }
 
 /**
@@ -32,6 +34,7 @@ export function storageClass(name: string, a: StorageClassArgs, opts: pulumi.Cus
             volumeBindingMode: a.volumeBindingMode,
             allowVolumeExpansion: true,
             ...(a.mountOptions?.length ? { mountOptions: a.mountOptions } : {}),
+            ...(a.allowedTopologies ? { allowedTopologies: a.allowedTopologies } : {}),
         },
         { ...opts, deleteBeforeReplace: true },
     );

@@ -158,10 +158,43 @@ function checkEnv(resource: PlannedResource): string[] {
     return messages;
 }
 
+export const REMOTE_COMMAND_TYPE = "command:remote:Command";
+
+// An iSCSI CHAP password handed to iscsiadm or tgtadm on a command line.
+const CHAP_ON_ARGV = /node\.session\.auth\.password(_in)?\s+-v\s|--password[= ]\S/;
+
 /**
- * storage-no-secret-literals: no key material or passwords in ConfigMaps, nor in plain `value`s of
- * container env variables.
+ * A remote command's stdin carries secrets (the CHAP password): it must be a Pulumi secret, and no
+ * CHAP password may be on the command line itself, where `ps` and the preview show it.
+ */
+function checkRemoteCommand(resource: PlannedResource): string[] {
+    const messages: string[] = [];
+    const stdin = resource.props?.stdin;
+    if (stdin !== undefined && stdin !== null && stdin !== SECRET_MARKER) {
+        messages.push(
+            `${describe(resource)} has a stdin that is not a Pulumi secret: it is stored in clear in the state and shown ` +
+                "in the preview. Wrap it in pulumi.secret() (the CHAP password comes from a secure config value).",
+        );
+    }
+    for (const key of ["create", "update", "delete"]) {
+        const text = str(resource.props?.[key]);
+        if (text !== undefined && CHAP_ON_ARGV.test(text)) {
+            messages.push(
+                `${describe(resource)} ${key} passes a CHAP password on a command line, where ps, logs and the preview ` +
+                    "show it. Write it into the node record from stdin instead.",
+            );
+        }
+    }
+    return messages;
+}
+
+/**
+ * storage-no-secret-literals: no key material or passwords in ConfigMaps, in plain `value`s of
+ * container env variables, or in clear in a remote command (stdin, command line).
  */
 export function checkNoSecretLiterals(resource: PlannedResource): string[] {
-    return resource.type === CONFIG_MAP_TYPE ? checkConfigMap(resource) : checkEnv(resource);
+    if (resource.type === CONFIG_MAP_TYPE) {
+        return checkConfigMap(resource);
+    }
+    return resource.type === REMOTE_COMMAND_TYPE ? checkRemoteCommand(resource) : checkEnv(resource);
 }

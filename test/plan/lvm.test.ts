@@ -207,14 +207,14 @@ describe("LVM config changes", () => {
         ]);
     });
 
-    test("storage types without a component yet are refused, never silently ignored", async () => {
+    test("an iscsi storage on an LVM node plans next to the LVM storages, nothing of theirs changes", async () => {
         const r = await planValues({
             ...twoTiers,
-            iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", initiators: ["node1"] }],
+            iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", lun: 1, initiators: ["node1"] }],
         });
-        assert.equal(r.resources.filter((x) => x.custom).length, 0);
-        assert.deepEqual(r.error?.issues, [
-            { path: "iscsi", message: "iscsi storages are not supported by this version of zcloud-storage yet; remove the key to plan the other storages" },
-        ]);
+        assert.equal(r.error, undefined, r.error?.message);
+        assert.deepEqual(resourcesOfType(r, "zcloud:storage:IscsiStorage").map((x) => x.name), ["san"]);
+        const lvmOnly = (x: { resources: typeof r.resources }) => x.resources.filter((res) => !/san|sanlock/.test(res.urn)).map((res) => JSON.stringify(res));
+        assert.deepEqual(lvmOnly(r), lvmOnly(run));
     });
 });

@@ -21,12 +21,12 @@ set -eu
 set -o pipefail
 
 SUITE=bookworm
-# Packages on top of minbase. Later tiers need open-iscsi, lvm2-lockd,
-# sanlock and nfs-common; sudo lets tests run scripts as a non-root user.
+# Packages on top of minbase. The iSCSI test needs open-iscsi, lvm2-lockd,
+# sanlock and multipath-tools; sudo lets tests run scripts as a non-root user.
 PACKAGES="linux-image-amd64 udev systemd-sysv kmod iproute2 procps
 openssh-server sudo
 lvm2 thin-provisioning-tools xfsprogs e2fsprogs
-open-iscsi lvm2-lockd sanlock nfs-common"
+open-iscsi lvm2-lockd sanlock multipath-tools nfs-common"
 # Kernel module trees a headless virtio guest never loads; dropped to keep
 # the image small.
 PRUNE_MODULES="sound drivers/gpu drivers/media drivers/net/wireless
@@ -272,7 +272,8 @@ chroot "$root" systemctl mask apt-daily.timer apt-daily-upgrade.timer \
     systemd-update-utmp.service systemd-update-utmp-runlevel.service rpc-statd-notify.service \
     lvm2-monitor.service >&2
 chroot "$root" systemctl disable lvmlockd.service lvmlocks.service \
-    sanlock.service wdmd.service nfs-client.target rpcbind.service >&2
+    sanlock.service wdmd.service nfs-client.target rpcbind.service \
+    multipathd.service multipathd.socket >&2
 
 # --- slim down ----------------------------------------------------------------
 for p in $PRUNE_MODULES; do

@@ -21,7 +21,7 @@ export function nodeCommandArgs(command: unknown): string {
 /** `local-fast-node3-disks` with parent `local-fast` -> node3. */
 export function nodeOf(r: PlannedResource): string | undefined {
     const storage = urnName(r.parent);
-    const m = new RegExp(`^${storage.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-(.+)-(disks|label)$`).exec(r.name);
+    const m = new RegExp(`^${storage.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-(.+)-(disks|label|login)$`).exec(r.name);
     return m?.[1];
 }
 
@@ -30,6 +30,13 @@ export function describe(r: PlannedResource): string {
     const i = r.inputs as Record<string, any>;
     if (r.type === "command:remote:Command") {
         const args = nodeCommandArgs(i.create).split(" ");
+        const target = args.indexOf("--target");
+        if (target >= 0) {
+            const portals = args.filter((_, k) => args[k - 1] === "--portal");
+            const lun = `${args[target + 1]} lun ${args[args.indexOf("--lun") + 1]} via ${portals.join(", ")}`;
+            const node = nodeOf(r);
+            return node ? `${urnName(r.parent)} login ${node} [${lun}]` : `${urnName(r.parent)} shared VG ${args[args.indexOf("--vg") + 1]} [${lun}]`;
+        }
         const devices = args.filter((a) => a.startsWith("/dev/"));
         return `${urnName(r.parent)} prepare ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
     }

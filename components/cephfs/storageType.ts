@@ -1,0 +1,40 @@
+import * as pulumi from "@pulumi/pulumi";
+import { defineStorageType } from "../storageType";
+import { CephCsiDriver } from "./cephCsiDriver";
+import { CephFsStorage } from "./cephFsStorage";
+import { CephFsIdentity } from "./identity";
+
+/**
+ * CephFS: each storage's identity (fsid, keys, mon Services) first, then the one shared ceph-csi
+ * driver whose config lists every cluster, then the storages themselves.
+ */
+export const cephFsStorageType = defineStorageType({
+    type: "cephfs",
+    shared: (storages, ctx) => {
+        const identities = storages.map((s) => new CephFsIdentity(s.name, { namespace: ctx.namespace, hosts: Object.keys(s.hosts) }, ctx.opts));
+        const driver = new CephCsiDriver(
+            "ceph-csi-cephfs",
+            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
+            ctx.opts,
+        );
+        return { identities, driver, kubeContext: new pulumi.Config("kubernetes").get("context") };
+    },
+    component: (s, i, { identities, driver, kubeContext }, ctx) =>
+        new CephFsStorage(
+            s.name,
+            {
+                hosts: s.hosts,
+                nodes: ctx.model.nodes,
+                ssh: ctx.ssh(),
+                identity: identities[i],
+                driver,
+                replicas: s.replicas,
+                wipe: s.wipe,
+                isDefault: s.default,
+                imageRegistry: ctx.imageRegistry,
+                kubeContext,
+            },
+            ctx.opts,
+        ),
+    outputs: (s) => ({ storageClassName: s.storageClassName, nodes: s.nodes, devices: s.devices, namespace: s.namespace, fsid: s.fsid }),
+});

@@ -1,0 +1,115 @@
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import { storageLabelKey } from "../naming";
+import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeStorageLabel } from "../node/nodeCommand";
+import { storageClass } from "../k8s/storageClass";
+import { chapStdin, iscsiInitiatorCommands, iscsiVgCommands, iscsiVolumeGroup, parseVgReport } from "./commands";
+import { CsiSanlockLvm } from "./csiSanlockLvm";
+
+export interface IscsiStorageArgs {
+    /** `host:port` of every portal to the target; several portals are paths to one LUN (multipath). */
+    portals: string[];
+    iqn: string;
+    lun: number;
+    /** CHAP credentials; the password reaches the nodes on stdin only (mark it secret). */
+    chap?: { username: string; password: pulumi.Input<string> };
+    /** Nodes that log in to the target and may run the storage's pods. */
+    initiators: string[];
+    /** Node name -> SSH endpoint, for every initiator. */
+    nodes: Record<string, NodeAddress>;
+    ssh: SshSettings;
+    /** The shared csi-sanlock-lvm installation. */
+    driver: CsiSanlockLvm;
+    isDefault?: boolean;
+    /** Allow wiping a LUN that carries signatures or another VG. */
+    wipe?: boolean;
+}
+
+const commandTimeouts = { create: "20m", update: "20m", delete: "15m" };
+
+/**
+ * RWO volumes from an existing iSCSI target on the chosen initiators: per initiator one login
+ * command (CHAP on stdin), one command that creates or adopts the shared sanlock VG on the LUN
+ * (on the first initiator, after its login), then the initiator labels, then the StorageClass.
+ *
+ * CHAP is an input of the login commands only: a CHAP change re-logs in and never reaches the
+ * VG command. Removing an initiator deletes its label first, then its login (refused while an
+ * LV is active there). Deleting the storage never removes a VG that holds volumes.
+ */
+export class IscsiStorage extends pulumi.ComponentResource {
+    public readonly storageClassName: pulumi.Output<string>;
+    public readonly initiators: pulumi.Output<string[]>;
+    public readonly volumeGroup: pulumi.Output<string>;
+    /** The VG's UUID and the LUN's WWID as the VG command found them. */
+    public readonly lun: pulumi.Output<{ uuid: string; wwid: string } | undefined>;
+    public readonly logins: Record<string, command.remote.Command> = {};
+    public readonly vgCommand: command.remote.Command;
+
+    constructor(name: string, args: IscsiStorageArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("zcloud:storage:IscsiStorage", name, {}, opts);
+        const child = { parent: this };
+        const vg = iscsiVolumeGroup(name);
+        const target = { storage: name, portals: args.portals, iqn: args.iqn, lun: args.lun };
+        const stdin = args.chap && pulumi.secret(pulumi.output(args.chap.password).apply(chapStdin));
+        if (args.initiators.length === 0) {
+            throw new Error(`IscsiStorage ${name}: no initiators`);
+        }
+
+        const node = (nodeName: string) => {
+            const address = args.nodes[nodeName];
+            if (!address) {
+                throw new Error(`IscsiStorage ${name}: initiator ${nodeName} has no SSH address in nodes`);
+            }
+            return { connection: nodeConnection(args.ssh, nodeName, address), sudo: needsSudo(args.ssh, address) };
+        };
+
+        for (const initiator of args.initiators) {
+            const { connection, sudo } = node(initiator);
+            const login = iscsiInitiatorCommands({ ...target, chapUser: args.chap?.username }, sudo);
+            this.logins[initiator] = new command.remote.Command(
+                `${name}-${initiator}-login`,
+                { connection, create: login.apply, update: login.apply, delete: login.release, ...(stdin ? { stdin } : {}) },
+                { ...child, deleteBeforeReplace: true, customTimeouts: commandTimeouts },
+            );
+        }
+
+        // The VG is made once, on the first initiator after its login; its inputs hold no CHAP.
+        const anchor = args.initiators[0];
+        const { connection, sudo } = node(anchor);
+        const vgCommands = iscsiVgCommands({ ...target, wipe: args.wipe ?? false }, sudo);
+        this.vgCommand = new command.remote.Command(
+            `${name}-vg`,
+            { connection, create: vgCommands.apply, update: vgCommands.apply, delete: vgCommands.release },
+            { ...child, dependsOn: [this.logins[anchor]], deleteBeforeReplace: true, customTimeouts: commandTimeouts },
+        );
+
+        const labels = args.initiators.map((initiator) =>
+            nodeStorageLabel(
+                { node: initiator, type: "iscsi", storage: name, devices: [`${args.iqn}/lun${args.lun}`] },
+                { ...child, dependsOn: [this.logins[initiator], this.vgCommand] },
+            ),
+        );
+
+        const sc = storageClass(
+            name,
+            {
+                provisioner: args.driver.driverName,
+                isDefault: args.isDefault ?? false,
+                parameters: { volumeGroup: vg },
+                // The scheduler picks an initiator first; the volume is made for that pod.
+                volumeBindingMode: "WaitForFirstConsumer",
+                allowedTopologies: [{ matchLabelExpressions: [{ key: storageLabelKey("iscsi"), values: [name] }] }],
+            },
+            { ...child, dependsOn: [args.driver.controller, this.vgCommand, ...labels] },
+        );
+
+        this.storageClassName = sc.metadata.name;
+        this.initiators = pulumi.output(args.initiators);
+        this.volumeGroup = pulumi.output(vg);
+        this.lun = this.vgCommand.stdout.apply((out) => {
+            const report = parseVgReport(out ?? "");
+            return report && { uuid: report.uuid, wwid: report.wwid };
+        });
+        this.registerOutputs({ storageClassName: this.storageClassName, initiators: this.initiators, volumeGroup: this.volumeGroup, lun: this.lun });
+    }
+}

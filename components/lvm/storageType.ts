@@ -1,0 +1,21 @@
+import { defineStorageType } from "../storageType";
+import { LvmStorage } from "./lvmStorage";
+import { TopolvmDriver } from "./topolvm";
+
+/** LVM: one shared TopoLVM driver, one LvmStorage (device class) per storage. */
+export const lvmStorageType = defineStorageType({
+    type: "lvm",
+    shared: (storages, ctx) =>
+        new TopolvmDriver(
+            "topolvm",
+            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: storages.some((s) => s.thin?.snapshots) },
+            ctx.opts,
+        ),
+    component: (s, _i, driver, ctx) =>
+        new LvmStorage(
+            s.name,
+            { hosts: s.hosts, nodes: ctx.model.nodes, ssh: ctx.ssh(), driver, isDefault: s.default, wipe: s.wipe, thin: s.thin },
+            ctx.opts,
+        ),
+    outputs: (s) => ({ volumeGroup: s.volumeGroup, nodes: s.nodes, devices: s.devices }),
+});
