@@ -8,7 +8,8 @@
  * LVM_SYSTEM_DIR pointing at a throwaway lvm.conf whose filter accepts only the test's loop
  * devices, so they can neither see nor touch any other disk, and keep their metadata backups
  * in the temp dir. sshd hands that variable to the session (SetEnv), so the scripts under test
- * run unchanged. close() — also run on process exit and SIGINT/SIGTERM — stops sshd, unmounts,
+ * run unchanged; it also hands them ZCLOUD_ALLOW_LOOP=1, without which they refuse loop devices.
+ * close() — also run on process exit and SIGINT/SIGTERM — stops sshd, unmounts,
  * removes test VGs, wipes and detaches the loop devices and deletes the temp dir.
  */
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -40,7 +41,7 @@ export interface NodeHarness {
     partition(dev: string): string[];
     /** Creates /dev/disk/by-id/<name> -> dev (removed on reset/close). */
     byIdLink(name: string, dev: string): string;
-    /** Back to a clean state: unmount, remove test VGs and links, wipe every loop device. */
+    /** Back to a clean state: unmount, swapoff, remove test VGs and links, wipe every loop device. */
     reset(): void;
     /** Tears everything down; safe to call twice. */
     close(): void;
@@ -149,6 +150,7 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
     };
     const wipeLoops = () => {
         for (const l of loops) {
+            tryRun("swapoff", [l]);
             for (const p of partitionsOf(l)) {
                 tryRun("pvremove", ["-ff", "-y", p], env);
                 tryRun("wipefs", ["--all", "--quiet", p]);
@@ -263,7 +265,8 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
                     "PrintMotd no",
                     "X11Forwarding no",
                     "AllowTcpForwarding no",
-                    `SetEnv LVM_SYSTEM_DIR=${lvmDir} LVM_SUPPRESS_FD_WARNINGS=1`,
+                    // ZCLOUD_ALLOW_LOOP: the scripts take loop devices only with it (docs/node-guards.md).
+                    `SetEnv LVM_SYSTEM_DIR=${lvmDir} LVM_SUPPRESS_FD_WARNINGS=1 ZCLOUD_ALLOW_LOOP=1`,
                     "",
                 ].join("\n"),
             );
