@@ -8,11 +8,13 @@ import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { planInThisProcess } from "./plan/inProcess";
 import { defaultProgram, planConfig } from "./plan/runner";
-import { loadStackFile } from "./plan/stackFile";
+import { loadStackFile, projectRoot } from "./plan/stackFile";
+import { CliInputError, checkOutDir, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
 
-  <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml) or the path of any stack file
+  <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
+                 or the path of an existing stack file (it has a "/" or ends in .yaml)
   --json         print { resources, violations } as JSON (secrets as "[secret]")
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
   --out DIR      write rendered manifests and node commands to DIR
@@ -61,8 +63,7 @@ function parseArgs(argv: string[]): Options {
 class UsageError extends Error {}
 
 /** The stack's namespace is where the privileged-pod policy allows node agents. */
-function packConfigFor(values: Record<string, unknown>, file?: string): PackConfig {
-    const fromFile = file ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {};
+function packConfigFor(values: Record<string, unknown>, fromFile: Record<string, unknown>): PackConfig {
     const namespace = typeof values["zcloud-storage:namespace"] === "string" ? (values["zcloud-storage:namespace"] as string) : undefined;
     const entry = fromFile["storage-privileged-namespace"];
     if (namespace && (entry === undefined || (typeof entry === "object" && entry !== null && !("namespace" in entry)))) {
@@ -102,8 +103,14 @@ function writeOut(dir: string, resources: PlannedResource[]): void {
 
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
-    const target = loadStackFile(opts.target);
-    const base = opts.diff ? loadStackFile(opts.diff) : undefined;
+    // Every file argument is checked before the plan runs: a bad one fails at once.
+    const stacksDir = path.join(projectRoot, "stacks");
+    const target = loadStackFile(resolveStackArg(opts.target, stacksDir));
+    const base = opts.diff ? loadStackFile(resolveStackArg(opts.diff, stacksDir, "--diff stack")) : undefined;
+    const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
+    if (opts.out) {
+        checkOutDir(opts.out);
+    }
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
     const program = opts.program ? path.resolve(opts.program) : defaultProgram;
@@ -120,7 +127,7 @@ async function main(): Promise<void> {
         failOnError(baseRun, path.relative(process.cwd(), base.file));
     }
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
-    const violations = evaluatePolicies(policyInput, packConfigFor(target.config.values, opts.policyConfig));
+    const violations = evaluatePolicies(policyInput, packConfigFor(target.config.values, packConfigFile));
 
     if (opts.out) {
         writeOut(opts.out, run.resources);
@@ -149,6 +156,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+    if (e instanceof CliInputError) {
+        console.error(e.message);
+        process.exit(2);
+    }
     if (e instanceof UsageError) {
         console.error(e.message ? `${e.message}\n\n${usage}` : usage);
         process.exit(2);
