@@ -7,6 +7,7 @@ import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { planInThisProcess } from "./plan/inProcess";
+import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { loadStackFile, projectRoot } from "./plan/stackFile";
 import { CliInputError, checkOutDir, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
@@ -134,7 +135,9 @@ async function main(): Promise<void> {
     }
     if (opts.json) {
         const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause })) : undefined;
-        console.log(JSON.stringify({ resources: run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs })), violations, ...(changes ? { changes } : {}) }, null, 2));
+        const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
+        run.resources = [];
+        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes });
     } else {
         for (const w of run.warnings) {
             console.log(`warning: ${w}`);
