@@ -10,7 +10,7 @@ import * as assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { execFileSync } from "node:child_process";
-import { NodeHarness, RunResult, startNodeHarness, zcloudLines } from "./harness";
+import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
 import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
 
 let h: NodeHarness;
@@ -44,21 +44,7 @@ before(async () => {
         "n-swap-byid": [`/dev/disk/by-id/${swapLinkName}`, a],
         "n-zram": [zram.dev],
     };
-    const yaml = [
-        "config:",
-        "  zcloud-storage:ssh:",
-        "    user: root",
-        `    port: ${h.port}`,
-        "    privateKey: { secure: v1:nodetest }",
-        "  zcloud-storage:nodes:",
-        ...Object.keys(nodes).map((n) => `    ${n}: { address: 127.0.0.1 }`),
-        "  zcloud-storage:lvm:",
-        `    - name: ${storage}`,
-        "      hosts:",
-        ...Object.entries(nodes).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`),
-        "      wipe: true",
-        "",
-    ].join("\n");
+    const yaml = localLvmStack(h.port, [{ name: storage, hosts: nodes, wipe: true }]);
     planned = new Map((await plannedNodeCommands(yaml)).map((cmd) => [cmd.node, cmd]));
 });
 after(() => {
@@ -74,12 +60,7 @@ function apply(node: string, prefix = ""): Promise<RunResult> {
     return h.run(`${prefix}${planned.get(node)!.update}`);
 }
 
-/** Exit 1, exactly this one line on stderr, nothing on stdout. */
-function refused(r: RunResult, line: string): void {
-    assert.equal(r.code, 1, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-    assert.equal(r.stderr, `${line}\n`);
-    assert.equal(r.stdout, "");
-}
+const refused = assertRefused;
 
 function vgExists(): boolean {
     return h.local("vgs", ["--noheadings", "-o", "vg_name"]).split(/\s+/).includes(vg);

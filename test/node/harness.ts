@@ -16,6 +16,7 @@ import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as assert from "node:assert/strict";
 import { freePort } from "../helpers/net";
 
 export interface RunResult {
@@ -373,4 +374,36 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
 /** The `zcloud: ...` lines of an output, in order (LVM's own chatter and warnings left out). */
 export function zcloudLines(out: string): string[] {
     return out.split("\n").filter((l) => l.startsWith("zcloud:") || l.startsWith("zcloud-device:"));
+}
+
+/** A refusal: exit 1, exactly this one line on stderr, nothing decided on stdout. */
+export function assertRefused(r: RunResult, line: string): void {
+    assert.equal(r.code, 1, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.equal(r.stderr, `${line}\n`);
+    assert.equal(r.stdout, "");
+}
+
+/**
+ * A stack file whose LVM storages' nodes are all this host over the test sshd on `port` (each
+ * device list its own "node"; the nodes of a storage share its VG).
+ */
+export function localLvmStack(port: number, storages: Array<{ name: string; hosts: Record<string, string[]>; wipe: boolean }>): string {
+    const nodes = storages.flatMap((s) => Object.keys(s.hosts));
+    return [
+        "config:",
+        "  zcloud-storage:ssh:",
+        "    user: root",
+        `    port: ${port}`,
+        "    privateKey: { secure: v1:nodetest }",
+        "  zcloud-storage:nodes:",
+        ...nodes.map((n) => `    ${n}: { address: 127.0.0.1 }`),
+        "  zcloud-storage:lvm:",
+        ...storages.flatMap((s) => [
+            `    - name: ${s.name}`,
+            "      hosts:",
+            ...Object.entries(s.hosts).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`),
+            `      wipe: ${s.wipe}`,
+        ]),
+        "",
+    ].join("\n");
 }
