@@ -7,12 +7,15 @@ import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { planInThisProcess } from "./plan/inProcess";
+import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
-import { loadStackFile } from "./plan/stackFile";
+import { loadStackFile, projectRoot } from "./plan/stackFile";
+import { CliInputError, checkOutDir, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
 
-  <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml) or the path of any stack file
+  <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
+                 or the path of an existing stack file (it has a "/" or ends in .yaml)
   --json         print { resources, violations } as JSON (secrets as "[secret]")
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
   --out DIR      write rendered manifests and node commands to DIR
@@ -64,8 +67,8 @@ class UsageError extends Error {}
  * The pack's parameters come from its own config file only, as with `pulumi preview
  * --policy-pack-config`: a stack under review cannot widen what the pack allows (its namespace).
  */
-function packConfigFor(file?: string): PackConfig {
-    return file ? (JSON.parse(fs.readFileSync(file, "utf8")) as PackConfig) : {};
+function packConfigFor(fromFile: Record<string, unknown>): PackConfig {
+    return fromFile as PackConfig;
 }
 
 function failOnError(run: PlanRun, label: string): void {
@@ -99,8 +102,14 @@ function writeOut(dir: string, resources: PlannedResource[]): void {
 
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
-    const target = loadStackFile(opts.target);
-    const base = opts.diff ? loadStackFile(opts.diff) : undefined;
+    // Every file argument is checked before the plan runs: a bad one fails at once.
+    const stacksDir = path.join(projectRoot, "stacks");
+    const target = loadStackFile(resolveStackArg(opts.target, stacksDir));
+    const base = opts.diff ? loadStackFile(resolveStackArg(opts.diff, stacksDir, "--diff stack")) : undefined;
+    const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
+    if (opts.out) {
+        checkOutDir(opts.out);
+    }
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
     const program = opts.program ? path.resolve(opts.program) : defaultProgram;
@@ -117,14 +126,16 @@ async function main(): Promise<void> {
         failOnError(baseRun, path.relative(process.cwd(), base.file));
     }
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
-    const violations = evaluatePolicies(policyInput, packConfigFor(opts.policyConfig));
+    const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
     if (opts.out) {
         writeOut(opts.out, run.resources);
     }
     if (opts.json) {
         const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause })) : undefined;
-        console.log(JSON.stringify({ resources: run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs })), violations, ...(changes ? { changes } : {}) }, null, 2));
+        const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
+        run.resources = [];
+        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes });
     } else {
         for (const w of run.warnings) {
             console.log(`warning: ${w}`);
@@ -146,6 +157,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+    if (e instanceof CliInputError) {
+        console.error(e.message);
+        process.exit(2);
+    }
     if (e instanceof UsageError) {
         console.error(e.message ? `${e.message}\n\n${usage}` : usage);
         process.exit(2);

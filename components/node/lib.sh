@@ -82,10 +82,66 @@ zc_mountpoint() {
     printf '%s' "$zc_mp_at"
 }
 
-# zc_is_swap DEV: true when DEV is an active swap device.
+# zc_is_swap DEV: true when DEV is an active swap device. Compared by device number, so any name
+# of the device (kernel name, /dev/disk/by-id link, /dev/mapper name) matches what /proc/swaps
+# lists; swap files (not block devices) never match.
 zc_is_swap() {
     [ -r /proc/swaps ] || return 1
-    awk -v d="$1" 'NR > 1 && $1 == d { found = 1 } END { exit !found }' /proc/swaps
+    zc_sw_num=$(zc_devnum "$1") || return 1
+    # /proc/swaps escapes blanks in names as \040; such a name is a file, never one of our devices.
+    zc_sw_hit=$(awk 'NR > 1 { print $1 }' /proc/swaps | while IFS= read -r zc_sw_dev; do
+        if [ -b "$zc_sw_dev" ] && [ "$(zc_devnum "$zc_sw_dev" || true)" = "$zc_sw_num" ]; then
+            printf '%s\n' "$zc_sw_dev"
+        fi
+    done)
+    [ -n "$zc_sw_hit" ]
+}
+
+# zc_block_driver DEV: the driver name /proc/devices gives the block major number of DEV's whole
+# disk (loop, zram, device-mapper, md, sd, virtblk, ...). A partition counts as its disk: a
+# partition of a loop device has the generic major blkext.
+zc_block_driver() {
+    zc_bd_sys=$(zc_sysfs "$1") || return 1
+    [ -f "$zc_bd_sys/partition" ] && zc_bd_sys=${zc_bd_sys%/*}
+    zc_bd_num=$(cat "$zc_bd_sys/dev") || return 1
+    awk -v m="${zc_bd_num%%:*}" '/^Block devices:/ { b = 1; next } b && $1 == m { print $2; exit }' /proc/devices
+}
+
+# zc_dm_uuid DEV: the device-mapper UUID of DEV (LVM-..., mpath-..., CRYPT-...), or nothing.
+zc_dm_uuid() {
+    zc_du_sys=$(zc_sysfs "$1") || return 0
+    cat "$zc_du_sys/dm/uuid" 2>/dev/null || true
+}
+
+# zc_dm_name DEV: the device-mapper name of DEV (vg-lv for an LVM volume), or nothing.
+zc_dm_name() {
+    zc_dn_sys=$(zc_sysfs "$1") || return 0
+    cat "$zc_dn_sys/dm/name" 2>/dev/null || true
+}
+
+# zc_device_class DRIVER DM_UUID: the class of a block device from its driver and device-mapper
+# UUID: lvm-lv, multipath, dm (another device-mapper target), zram, loop, md or disk.
+# Pure: decides on its arguments only.
+zc_device_class() {
+    case $1 in
+        device-mapper)
+            case $2 in
+                LVM-*) echo lvm-lv ;;
+                mpath-*) echo multipath ;;
+                *) echo dm ;;
+            esac
+            ;;
+        zram) echo zram ;;
+        loop) echo loop ;;
+        md | mdp) echo md ;;
+        *) echo disk ;;
+    esac
+}
+
+# zc_loop_allowed: loop devices are accepted only when the node's environment says so
+# (ZCLOUD_ALLOW_LOOP=1, set by test sshd configs; no stack config key or script argument sets it).
+zc_loop_allowed() {
+    [ "${ZCLOUD_ALLOW_LOOP:-}" = 1 ]
 }
 
 # zc_holders DEV: names of the devices stacked on DEV (dm, md, ...), space separated.
@@ -169,6 +225,31 @@ zc_guard_block() {
         zc_refuse "$1" "$2 is not a block device"
         return 1
     fi
+}
+
+# zc_guard_device_class SUBJECT DEV: DEV is a disk-like device we may take: not an LVM logical
+# volume, not zram, not active swap, not a loop device unless zc_loop_allowed. md RAID,
+# multipath and other device-mapper devices pass (iSCSI LUNs come through multipath).
+zc_guard_device_class() {
+    if zc_is_swap "$2"; then
+        zc_refuse "$1" "$2 is active swap (listed in /proc/swaps)"
+        return 1
+    fi
+    case $(zc_device_class "$(zc_block_driver "$2")" "$(zc_dm_uuid "$2")") in
+        lvm-lv)
+            zc_refuse "$1" "$2 is an LVM logical volume ($(zc_dm_name "$2")); declare the disks under it, not a volume"
+            return 1
+            ;;
+        zram)
+            zc_refuse "$1" "$2 is a zram device (compressed RAM, empty after a reboot)"
+            return 1
+            ;;
+        loop)
+            zc_loop_allowed && return 0
+            zc_refuse "$1" "$2 is a loop device (a file, not a disk); loop devices are taken only with ZCLOUD_ALLOW_LOOP=1 in the node's environment"
+            return 1
+            ;;
+    esac
 }
 
 # zc_guard_not_mounted SUBJECT DEV: neither DEV nor a partition of it is mounted or swap.
@@ -264,12 +345,14 @@ zc_guard_no_signature() {
 }
 
 # zc_guard_device SUBJECT WIPE [OWN_VG]: every guard, in order, stopping at the first refusal.
-# Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists/block.
+# Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists, block and
+# device class.
 zc_guard_device() {
     zc_canon=
     zc_guard_exists "$1" || return 1
     zc_canon=$(zc_canonical "$1")
     zc_guard_block "$1" "$zc_canon" || return 1
+    zc_guard_device_class "$1" "$zc_canon" || return 1
     if [ -n "${3:-}" ] && [ "$(zc_pv_vg "$zc_canon" || true)" = "$3" ]; then
         return 0
     fi

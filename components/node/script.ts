@@ -24,6 +24,22 @@ export function shellQuote(word: string): string {
     return "'" + word.replace(/'/g, `'"'"'`) + "'";
 }
 
+const quotedScripts = new Map<string, string>();
+
+/**
+ * The shell-quoted text of script files, concatenated; made once per file list, so every node's
+ * command shares the one copy (5000 nodes would otherwise make 5000 copies of tens of KB each).
+ */
+function quotedScript(files: string[]): string {
+    const key = files.join("\n");
+    let quoted = quotedScripts.get(key);
+    if (quoted === undefined) {
+        quoted = shellQuote(files.map(readNodeScript).join("\n"));
+        quotedScripts.set(key, quoted);
+    }
+    return quoted;
+}
+
 export interface NodeScriptInvocation {
     /** Script files under components/node, concatenated in order (shared lib first). */
     files: string[];
@@ -40,7 +56,6 @@ export interface NodeScriptInvocation {
  * needs nothing installed and the preview shows precisely what will run.
  */
 export function renderNodeCommand(inv: NodeScriptInvocation): string {
-    const script = inv.files.map(readNodeScript).join("\n");
-    const words = ["sh", "-c", shellQuote(script), shellQuote(inv.name), ...inv.args.map(shellQuote)];
+    const words = ["sh", "-c", quotedScript(inv.files), shellQuote(inv.name), ...inv.args.map(shellQuote)];
     return (inv.sudo ? "sudo -n " : "") + words.join(" ");
 }

@@ -27,12 +27,13 @@ const ADMIN_POD = `ceph-${FS}-admin-tier`;
 
 /**
  * Runs a planned node command as the remote command would: `sh -c '<command>'` as root on the
- * host (outside the Ceph namespace, no Ceph settings in its environment).
+ * host (outside the Ceph namespace, no Ceph settings in its environment; ZCLOUD_ALLOW_LOOP=1 lets
+ * the node guards take the tier's loop devices).
  */
 function onNode(command: string): Promise<RunResult> {
     const started = Date.now();
     return new Promise((resolve, reject) => {
-        const child = spawn("/bin/sh", ["-c", command], { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn("/bin/sh", ["-c", command], { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ZCLOUD_ALLOW_LOOP: "1" }, stdio: ["ignore", "pipe", "pipe"] });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (d) => (stdout += String(d)));

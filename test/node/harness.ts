@@ -8,13 +8,15 @@
  * LVM_SYSTEM_DIR pointing at a throwaway lvm.conf whose filter accepts only the test's loop
  * devices, so they can neither see nor touch any other disk, and keep their metadata backups
  * in the temp dir. sshd hands that variable to the session (SetEnv), so the scripts under test
- * run unchanged. close() — also run on process exit and SIGINT/SIGTERM — stops sshd, unmounts,
+ * run unchanged; it also hands them ZCLOUD_ALLOW_LOOP=1, without which they refuse loop devices.
+ * close() — also run on process exit and SIGINT/SIGTERM — stops sshd, unmounts,
  * removes test VGs, wipes and detaches the loop devices and deletes the temp dir.
  */
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as assert from "node:assert/strict";
 import { writeTestLvmConf } from "../helpers/lvmConf";
 import { freePort } from "../helpers/net";
 
@@ -41,7 +43,7 @@ export interface NodeHarness {
     partition(dev: string): string[];
     /** Creates /dev/disk/by-id/<name> -> dev (removed on reset/close). */
     byIdLink(name: string, dev: string): string;
-    /** Back to a clean state: unmount, remove test VGs and links, wipe every loop device. */
+    /** Back to a clean state: unmount, swapoff, remove test VGs and links, wipe every loop device. */
     reset(): void;
     /** Tears everything down; safe to call twice. */
     close(): void;
@@ -150,6 +152,7 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
     };
     const wipeLoops = () => {
         for (const l of loops) {
+            tryRun("swapoff", [l]);
             for (const p of partitionsOf(l)) {
                 tryRun("pvremove", ["-ff", "-y", p], env);
                 tryRun("wipefs", ["--all", "--quiet", p]);
@@ -241,7 +244,8 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
                     "PrintMotd no",
                     "X11Forwarding no",
                     "AllowTcpForwarding no",
-                    `SetEnv LVM_SYSTEM_DIR=${lvmDir} LVM_SUPPRESS_FD_WARNINGS=1`,
+                    // ZCLOUD_ALLOW_LOOP: the scripts take loop devices only with it (docs/node-guards.md).
+                    `SetEnv LVM_SYSTEM_DIR=${lvmDir} LVM_SUPPRESS_FD_WARNINGS=1 ZCLOUD_ALLOW_LOOP=1`,
                     "",
                 ].join("\n"),
             );
@@ -348,4 +352,36 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
 /** The `zcloud: ...` lines of an output, in order (LVM's own chatter and warnings left out). */
 export function zcloudLines(out: string): string[] {
     return out.split("\n").filter((l) => l.startsWith("zcloud:") || l.startsWith("zcloud-device:"));
+}
+
+/** A refusal: exit 1, exactly this one line on stderr, nothing decided on stdout. */
+export function assertRefused(r: RunResult, line: string): void {
+    assert.equal(r.code, 1, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.equal(r.stderr, `${line}\n`);
+    assert.equal(r.stdout, "");
+}
+
+/**
+ * A stack file whose LVM storages' nodes are all this host over the test sshd on `port` (each
+ * device list its own "node"; the nodes of a storage share its VG).
+ */
+export function localLvmStack(port: number, storages: Array<{ name: string; hosts: Record<string, string[]>; wipe: boolean }>): string {
+    const nodes = storages.flatMap((s) => Object.keys(s.hosts));
+    return [
+        "config:",
+        "  zcloud-storage:ssh:",
+        "    user: root",
+        `    port: ${port}`,
+        "    privateKey: { secure: v1:nodetest }",
+        "  zcloud-storage:nodes:",
+        ...nodes.map((n) => `    ${n}: { address: 127.0.0.1 }`),
+        "  zcloud-storage:lvm:",
+        ...storages.flatMap((s) => [
+            `    - name: ${s.name}`,
+            "      hosts:",
+            ...Object.entries(s.hosts).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`),
+            `      wipe: ${s.wipe}`,
+        ]),
+        "",
+    ].join("\n");
 }

@@ -6,7 +6,7 @@
 import { after, before, beforeEach, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { NodeHarness, RunResult, startNodeHarness, zcloudLines } from "./harness";
+import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
 import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
 
 let h: NodeHarness;
@@ -33,26 +33,10 @@ let planned: Map<string, PlannedNodeCommand>;
  * X's command reconciles the VG to X's device list. One plan run for the whole file.
  */
 function stackYaml(hosts: Record<string, string[]>, wipeHosts: Record<string, string[]>): string {
-    const hostLines = (m: Record<string, string[]>) => Object.entries(m).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`);
-    return [
-        "config:",
-        "  zcloud-storage:ssh:",
-        "    user: root",
-        `    port: ${h.port}`,
-        "    privateKey: { secure: v1:nodetest }",
-        "  zcloud-storage:nodes:",
-        ...[...Object.keys(hosts), ...Object.keys(wipeHosts)].map((n) => `    ${n}: { address: 127.0.0.1 }`),
-        "  zcloud-storage:lvm:",
-        `    - name: ${storage}`,
-        "      hosts:",
-        ...hostLines(hosts),
-        "      wipe: false",
-        `    - name: ${wipeStorage}`,
-        "      hosts:",
-        ...hostLines(wipeHosts),
-        "      wipe: true",
-        "",
-    ].join("\n");
+    return localLvmStack(h.port, [
+        { name: storage, hosts, wipe: false },
+        { name: wipeStorage, hosts: wipeHosts, wipe: true },
+    ]);
 }
 
 before(async () => {
@@ -98,12 +82,7 @@ function ok(r: RunResult): void {
     assert.equal(r.stderr, "");
 }
 
-/** A refusal: exit 1, exactly this one line on stderr, nothing decided on stdout. */
-function refused(r: RunResult, line: string): void {
-    assert.equal(r.code, 1, `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-    assert.equal(r.stderr, `${line}\n`);
-    assert.equal(r.stdout, "");
-}
+const refused = assertRefused;
 
 /** PV -> VG name ("" for a PV in no VG), as the test's LVM view sees it. */
 function pvs(): Record<string, string> {

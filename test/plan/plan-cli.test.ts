@@ -122,4 +122,51 @@ describe("npm run plan", () => {
         assert.equal(missing.code, 2);
         assert.match(missing.stderr, /no stack "no-such-stack": give a stack name \(.*dev.*\) or the path of a stack file/);
     });
+
+    /** Exit 2, exactly this one line on stderr, nothing planned. */
+    async function refusedArgs(args: string[], line: string): Promise<void> {
+        const r = await plan(...args);
+        assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}\n${r.stderr}`);
+        assert.equal(r.stderr, `${line}\n`);
+        assert.equal(r.stdout, "");
+    }
+
+    test("--out that cannot be written fails before planning, with the path", async () => {
+        const file = path.join(dir, "not-a-dir");
+        fs.writeFileSync(file, "");
+        await refusedArgs([twoNodes, "--out", path.join(file, "rendered")], `--out ${path.join(file, "rendered")}: ${file} is not a directory`);
+        await refusedArgs([twoNodes, "--out", file], `--out ${file}: ${file} is not a directory`);
+        assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith("not-a-dir")), ["not-a-dir"]);
+    });
+
+    test("a missing or invalid --policy-pack-config names the flag", async () => {
+        const missing = path.join(dir, "no-such-pack.json");
+        await refusedArgs([twoNodes, "--policy-pack-config", missing], `--policy-pack-config ${missing}: no such file`);
+        const broken = path.join(dir, "broken-pack.json");
+        fs.writeFileSync(broken, "{ levels");
+        const parsed = await plan(twoNodes, "--policy-pack-config", broken);
+        assert.equal(parsed.code, 2);
+        assert.match(parsed.stderr, new RegExp(`^--policy-pack-config ${broken}: not valid JSON \\(.+\\)\n$`));
+        const list = path.join(dir, "list-pack.json");
+        fs.writeFileSync(list, "[]");
+        await refusedArgs([twoNodes, "--policy-pack-config", list], `--policy-pack-config ${list}: must be a JSON object of policy names`);
+    });
+
+    test("a stack name cannot reach outside stacks/; a path must be an existing file", async () => {
+        const notName = (arg: string) =>
+            `stack "${arg}": not a stack name (lower-case letters, digits and "-", at most 63) nor a stack file path (a path has a "/" or ends in .yaml)`;
+        for (const arg of ["..", "Dev", "dev.prod", "-dev", `a${"b".repeat(63)}`]) {
+            await refusedArgs([arg], notName(arg));
+        }
+        await refusedArgs(["../dev"], "stack file ../dev: no such file");
+        await refusedArgs(["stacks/../../Pulumi.dev.yaml"], "stack file stacks/../../Pulumi.dev.yaml: no such file");
+        await refusedArgs(["/etc/zcloud-no-such.yaml"], "stack file /etc/zcloud-no-such.yaml: no such file");
+        await refusedArgs(["stacks/"], "stack file stacks/: not a file");
+        await refusedArgs([twoNodes, "--diff", "../prod"], "--diff stack file ../prod: no such file");
+        // the same file by name and by path plans the same
+        const byName = await plan("dev", "--json");
+        const byPath = await plan("stacks/Pulumi.dev.yaml", "--json");
+        assert.equal(byName.code, 0, byName.stderr);
+        assert.equal(byPath.stdout, byName.stdout);
+    });
 });

@@ -22,6 +22,7 @@ import * as net from "node:net";
 import { after, before, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import { deployStorages, loadStackConfig } from "../../components";
+import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm";
 import { parseStackYaml } from "../../tools/plan/stackFile";
 import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
 import { bootGuests, Guest, GuestSet, HOST_FROM_GUEST, RunResult } from "./harness";
@@ -121,7 +122,8 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         vms = await timed("boot (2 guests)", () =>
             bootGuests([
                 { name: "lvm-a", disks: [{ serial: "a-sdb", sizeMiB: 384 }, { serial: "a-sdc", sizeMiB: 384 }] },
-                { name: "lvm-b", disks: [{ serial: "b-sdb", sizeMiB: 768 }] },
+                // b-sdc: the device-class checks (an LVM LV on it, then a multipath map over it)
+                { name: "lvm-b", disks: [{ serial: "b-sdb", sizeMiB: 768 }, { serial: "b-sdc", sizeMiB: 64 }] },
             ]),
         );
         a = vms.get("lvm-a");
@@ -165,6 +167,7 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
                 "/dev/disk/by-id/virtio-a-sdb": "/dev/vdb",
                 "/dev/disk/by-id/virtio-a-sdc": "/dev/vdc",
                 "/dev/disk/by-id/virtio-b-sdb": "/dev/vdb",
+                "/dev/disk/by-id/virtio-b-sdc": "/dev/vdc",
             });
             assert.equal((await b.check(`blockdev --getsize64 ${b.disks["b-sdb"]}`)).trim(), String(768 * MiB));
         });
@@ -382,6 +385,46 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
             ]);
             assert.deepEqual(await vgNames(b), []);
             assert.equal((await b.check(`dmsetup ls; wipefs --noheadings ${vdb}`)).trim(), "No devices found");
+        });
+    });
+
+    describe("device classes on lvm-b (root): the script as the program renders it", () => {
+        const classVg = "zcloud-vmclass";
+        const apply = (dev: string) => lvmApplyCommand({ vg: classVg, devices: [dev], wipe: false }, false);
+
+        it("an LVM logical volume is refused before any change", async () => {
+            const disk = b.disks["b-sdc"];
+            await b.check(`set -e; vgcreate -q zcguard ${disk}; lvcreate -q -y -L 16m -n lv0 zcguard; udevadm settle`);
+            try {
+                const dm = (await b.check("readlink -f /dev/zcguard/lv0")).trim();
+                assert.match(dm, /^\/dev\/dm-\d+$/);
+                refused(
+                    await b.run(apply("/dev/zcguard/lv0")),
+                    `zcloud: /dev/zcguard/lv0: refused: ${dm} is an LVM logical volume (zcguard-lv0); declare the disks under it, not a volume`,
+                );
+                assert.deepEqual((await vgNames(b)).filter((v) => v !== THIN_VG), ["zcguard"]);
+            } finally {
+                await b.check(`vgremove -q -f zcguard && wipefs -q -a ${disk}`);
+            }
+        });
+
+        it("a multipath device (device-mapper, mpath- UUID) is a valid target: apply and release", async () => {
+            const disk = b.disks["b-sdc"];
+            // A one-path map with a multipath UUID, as multipathd names its maps (no multipathd needed).
+            await b.check(`set -e; dmsetup create zcmpath --uuid mpath-zcloudvmtest --table "0 $(blockdev --getsz ${disk}) linear ${disk} 0"; udevadm settle`);
+            try {
+                const dm = (await b.check("readlink -f /dev/mapper/zcmpath")).trim();
+                const r = await b.run(apply("/dev/mapper/zcmpath"));
+                ok(r);
+                assert.equal(zcloudLines(r.stdout).at(-1), `zcloud: VG ${classVg}: created with ${dm}`);
+                // LVM itself names the PV by its /dev/mapper name
+                assert.deepEqual(await rows(b, `pvs -o pv_name,vg_name -S vg_name=${classVg}`), [["/dev/mapper/zcmpath", classVg]]);
+                const released = await b.run(lvmReleaseCommand({ vg: classVg }, false));
+                ok(released);
+                assert.deepEqual(zcloudLines(released.stdout), [`zcloud: VG ${classVg}: removed`, "zcloud: /dev/mapper/zcmpath: PV removed, wiped"]);
+            } finally {
+                await b.check(`vgremove -q -f ${classVg} 2>/dev/null; dmsetup remove zcmpath && wipefs -q -a ${disk}`);
+            }
         });
     });
 

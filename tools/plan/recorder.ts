@@ -49,6 +49,29 @@ export function redactForPolicy(value: unknown, insideSecret = false): unknown {
     return value === unknownValue ? "[unknown]" : value;
 }
 
+/** Strings this long are node scripts; equal ones of one resource are kept once. */
+const largeString = 4096;
+
+/**
+ * A remote command's create and update are the same script (tens of KB each, per node): the
+ * record keeps one copy of equal large top-level strings instead of one per field.
+ */
+function shareEqualStrings(inputs: Record<string, unknown>): Record<string, unknown> {
+    const large: string[] = [];
+    for (const [k, v] of Object.entries(inputs)) {
+        if (typeof v !== "string" || v.length < largeString) {
+            continue;
+        }
+        const same = large.find((s) => s === v);
+        if (same === undefined) {
+            large.push(v);
+        } else {
+            inputs[k] = same;
+        }
+    }
+    return inputs;
+}
+
 interface RegisterRequest {
     getType(): string;
     getName(): string;
@@ -68,7 +91,7 @@ class RecordingMonitor extends MockMonitor {
     readonly records: PlannedResource[] = [];
 
     async registerResource(req: RegisterRequest, callback: (err: unknown, resp: { getUrn(): string } | undefined) => void): Promise<void> {
-        const inputs = pulumi.runtime.deserializeProperties(req.getObject() as never, true);
+        const inputs = shareEqualStrings(pulumi.runtime.deserializeProperties(req.getObject() as never, true));
         const record: PlannedResource = {
             urn: "",
             type: req.getType(),
@@ -111,9 +134,27 @@ function computedOutputs(type: string, name: string, inputs: Record<string, any>
     }
 }
 
+/** Command scripts: inputs no program reads back, the largest strings of a plan. */
+const scriptInputs = ["create", "update", "delete"];
+
+/**
+ * What the engine echoes of a resource's inputs as its outputs. A command's scripts are left out:
+ * the mock monitor keeps every state and the SDK another copy as outputs, and for 5000 nodes those
+ * copies of scripts that nothing reads would double the plan's memory.
+ */
+function echoedInputs(type: string, inputs: Record<string, unknown>): Record<string, unknown> {
+    if (!type.startsWith("command:")) {
+        return inputs;
+    }
+    return Object.fromEntries(Object.entries(inputs).filter(([k]) => !scriptInputs.includes(k)));
+}
+
 /** Mocks answer like a preview: the engine echoes inputs as outputs and knows no ids yet. */
 const mocks: pulumi.runtime.Mocks = {
-    newResource: (args) => ({ id: `${args.name}-id`, state: { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs) } }),
+    newResource: (args) => ({
+        id: `${args.name}-id`,
+        state: { ...echoedInputs(args.type, args.inputs), ...computedOutputs(args.type, args.name, args.inputs) },
+    }),
     call: (args) => args.inputs,
 };
 

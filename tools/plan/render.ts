@@ -5,15 +5,27 @@ import { changeNotes } from "./notes";
 
 const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
 
+/** Items by key, in their order; linear (no array copies per item). */
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+    const groups = new Map<string, T[]>();
+    for (const item of items) {
+        const key = keyOf(item);
+        const group = groups.get(key);
+        if (group) {
+            group.push(item);
+        } else {
+            groups.set(key, [item]);
+        }
+    }
+    return groups;
+}
+
 /**
  * The resource tree by storage and node: per component its node lines (disk command -> label),
  * then its other objects.
  */
 export function renderTree(resources: PlannedResource[]): string {
-    const byParent = new Map<string, PlannedResource[]>();
-    for (const r of resources) {
-        byParent.set(r.parent, [...(byParent.get(r.parent) ?? []), r]);
-    }
+    const byParent = groupBy(resources, (r) => r.parent);
     const lines: string[] = [];
     const stack = resources.find((r) => r.type === "pulumi:pulumi:Stack");
     const top = stack ? byParent.get(stack.urn) ?? [] : resources.filter((r) => !r.parent);
@@ -23,16 +35,9 @@ export function renderTree(resources: PlannedResource[]): string {
     for (const component of top.filter((r) => !r.custom)) {
         const children = byParent.get(component.urn) ?? [];
         lines.push("", componentLabel(component));
-        const nodes = new Map<string, PlannedResource[]>();
-        const rest: PlannedResource[] = [];
-        for (const child of children) {
-            const node = nodeOf(child);
-            if (node) {
-                nodes.set(node, [...(nodes.get(node) ?? []), child]);
-            } else {
-                rest.push(child);
-            }
-        }
+        const nodes = groupBy(children, (child) => nodeOf(child) ?? "");
+        const rest = nodes.get("") ?? [];
+        nodes.delete("");
         for (const [node, items] of [...nodes].sort(([a], [b]) => a.localeCompare(b))) {
             lines.push(`  ${node}`);
             for (const item of items) {
