@@ -33,7 +33,7 @@ export function cephAdminPods(a: CephAdminPodsArgs): CephAdminPods {
                 selector: { matchLabels: labels },
                 template: {
                     metadata: { labels },
-                    spec: pods.pod([pods.keysVolume(a.keys), hostPathVolume("dev", "/dev", "Directory")], {
+                    spec: pods.pod([pods.keysVolume(a.keys, ["admin"]), hostPathVolume("dev", "/dev", "Directory")], {
                         nodeSelector: { [storageLabelKey("cephfs")]: pods.storage },
                         tolerations: [{ operator: "Exists" }],
                         containers: [
@@ -41,7 +41,7 @@ export function cephAdminPods(a: CephAdminPodsArgs): CephAdminPods {
                                 name: "admin",
                                 command: ["sleep", "infinity"],
                                 securityContext: privileged,
-                                volumeMounts: [...pods.confMounts, mount("dev", "/dev")],
+                                volumeMounts: [...pods.keyedMounts, mount("dev", "/dev")],
                             }),
                         ],
                     }),

@@ -32,18 +32,20 @@ export function cephFilesystem(a: CephFilesystemArgs): k8s.batch.v1.Job {
                 backoffLimit: 6,
                 template: {
                     metadata: { labels: pods.labels("ceph-fs") },
-                    spec: pods.pod([pods.keysVolume(a.keys)], {
+                    spec: pods.pod([pods.keysVolume(a.keys, ["admin", "csi"])], {
                         restartPolicy: "OnFailure",
                         initContainers: [
                             pods.container({
                                 name: "filesystem",
                                 command: cephScriptCommand("ceph-fs.sh", ["apply", "--fs", fs, "--hosts", String(a.hosts), "--replicas", String(a.replicas)]),
+                                volumeMounts: pods.keyedMounts,
                             }),
                         ],
                         containers: [
                             pods.container({
                                 name: "csi-user",
                                 command: cephScriptCommand("ceph-keyring.sh", ["import", `client.${csiCephUser}`, "csi", "--key-file", `${cephPaths.keys}/csi`, "--fs", fs]),
+                                volumeMounts: pods.keyedMounts,
                             }),
                         ],
                     }),

@@ -28,7 +28,7 @@ export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
             type === "mgr" ? pods.names.mgr(id) : pods.names.mds(id),
             component,
             { ...pods.labels(component), [`storage.zcloud.io/${component}`]: id },
-            pods.pod([pods.keysVolume(a.keys), { name: "data", emptyDir: {} }], {
+            pods.pod([pods.keysVolume(a.keys, ["admin"]), { name: "data", emptyDir: {} }], {
                 affinity: {
                     podAntiAffinity: {
                         preferredDuringSchedulingIgnoredDuringExecution: [
@@ -40,14 +40,14 @@ export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
                     pods.container({
                         name: "keyring",
                         command: cephScriptCommand("ceph-keyring.sh", ["daemon", type, id]),
-                        volumeMounts: [...pods.confMounts, dataMount],
+                        volumeMounts: [...pods.keyedMounts, dataMount],
                     }),
                 ],
                 containers: [
                     pods.container({
                         name: type,
                         command: [`ceph-${type}`, "--foreground", "--id", id, "--setuser", "ceph", "--setgroup", "ceph"],
-                        volumeMounts: [...pods.confMounts, dataMount],
+                        volumeMounts: [pods.confMount, dataMount],
                     }),
                 ],
             }),

@@ -28,14 +28,14 @@ export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
             pods.names.mon(m.id),
             "ceph-mon",
             monLabels(pods.storage, m.id),
-            pods.pod([pods.keysVolume(a.keys), hostPathVolume("mon-store", `${pods.names.hostDir}/mon`)], {
+            pods.pod([pods.keysVolume(a.keys, ["mon", "admin", "bootstrap-osd"]), hostPathVolume("mon-store", `${pods.names.hostDir}/mon`)], {
                 nodeSelector: { "kubernetes.io/hostname": m.node },
                 priorityClassName: "system-cluster-critical",
                 initContainers: [
                     pods.container({
                         name: "mon-init",
                         command: id.monAddresses.apply((addrs) => cephScriptCommand("ceph-mon-init.sh", monInitArgs(m.id, addrs, initialMons))),
-                        volumeMounts: [...pods.confMounts, storeMount],
+                        volumeMounts: [...pods.keyedMounts, storeMount],
                     }),
                 ],
                 containers: [
@@ -58,7 +58,7 @@ export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
                             { name: "msgr2", containerPort: 3300 },
                             { name: "msgr1", containerPort: 6789 },
                         ],
-                        volumeMounts: [...pods.confMounts, storeMount],
+                        volumeMounts: [pods.confMount, storeMount],
                     }),
                 ],
             }),
