@@ -109,7 +109,9 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
             { namespace: namespace.metadata.name, imageRegistry: model.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
             opts,
         );
-        const kubeContext = new pulumi.Config("kubernetes").get("context");
+        const kubeConfig = new pulumi.Config("kubernetes");
+        const kubeContext = kubeConfig.get("context");
+        const kubeconfig = kubeConfig.get("kubeconfig");
         cephfs = model.cephfs.map(
             (s, i) =>
                 new CephFsStorage(
@@ -125,6 +127,7 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
                         isDefault: s.default,
                         imageRegistry: model.imageRegistry,
                         kubeContext,
+                        kubeconfig,
                     },
                     opts,
                 ),

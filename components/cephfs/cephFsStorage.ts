@@ -13,7 +13,7 @@ import { cephCsiWiring, cephFilesystem } from "./csi";
 import { cephDaemons } from "./daemons";
 import { CephFsIdentity } from "./identity";
 import { cephMons } from "./mons";
-import { cephNodeOsds } from "./osds";
+import { cephNodeOsds, drainKubeTarget } from "./osds";
 import { CephPods } from "./pods";
 
 export interface CephFsStorageArgs {
@@ -33,6 +33,8 @@ export interface CephFsStorageArgs {
     imageRegistry?: string;
     /** kubectl context the delete-time OSD drain uses (the stack's kubernetes:context). */
     kubeContext?: string;
+    /** The stack's kubernetes:kubeconfig (a path or the content), for the drain's kubectl. */
+    kubeconfig?: string;
     /** Bound of each wait of a drain (safe-to-destroy, daemon stop), seconds; default 600. */
     drainTimeoutSeconds?: number;
 }
@@ -88,7 +90,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
                 admin,
                 mgrs,
                 wipe: args.wipe,
-                kubeContext: args.kubeContext,
+                kube: drainKubeTarget(args.kubeContext, args.kubeconfig),
                 drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600,
             });
             this.diskCommands[node] = part.disks;

@@ -10,6 +10,31 @@ import { CephAdminPods } from "./admin";
 import { CephPods, cephPaths } from "./pods";
 import { cephScriptText, cephScriptCommand } from "./scripts";
 
+/**
+ * The cluster the Kubernetes provider uses, as kubectl options: the stack's kubernetes:context
+ * and kubernetes:kubeconfig (a path, or the file's content). Neither set: the drain cannot know
+ * it and refuses (cephfs-osd-remove.sh).
+ */
+export interface DrainKubeTarget {
+    context?: string;
+    kubeconfigPath?: string;
+    kubeconfigContent?: pulumi.Input<string>;
+}
+
+/** kubernetes:kubeconfig as the provider reads it: content when it looks like a kubeconfig, else a path. */
+export function drainKubeTarget(context: string | undefined, kubeconfig: string | undefined): DrainKubeTarget {
+    if (kubeconfig === undefined || kubeconfig === "") {
+        return { context };
+    }
+    const isContent = /\n/.test(kubeconfig) || /^\s*[{]/.test(kubeconfig) || /^\s*apiVersion\s*:/.test(kubeconfig);
+    return isContent ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
+}
+
+/** The drain's kubectl target options (content goes through the environment, never argv). */
+function drainKubeArgs(k: DrainKubeTarget): string[] {
+    return [...(k.context ? ["--context", k.context] : []), ...(k.kubeconfigPath ? ["--kubeconfig", k.kubeconfigPath] : []), ...(k.kubeconfigContent ? ["--kubeconfig-from-env"] : [])];
+}
+
 export interface CephNodeOsdsArgs {
     pods: CephPods;
     node: string;
@@ -24,8 +49,8 @@ export interface CephNodeOsdsArgs {
     /** The managers (an OSD starts after them). */
     mgrs: pulumi.Resource[];
     wipe?: boolean;
-    /** kubectl context of the delete-time drain. */
-    kubeContext?: string;
+    /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
+    kube: DrainKubeTarget;
     /** Bound of each wait of a drain, seconds. */
     drainTimeoutSeconds: number;
 }
@@ -34,7 +59,7 @@ export interface CephNodeOsds {
     disks: command.remote.Command;
     /** `declared -> stable` device names the disk command reported. */
     report: pulumi.Output<Array<{ declared: string; stable: string }>>;
-    /** Device -> its OSD workload and its drain. */
+    /** Declared device -> its OSD workload and its drain. */
     osds: Record<string, k8s.apps.v1.Deployment>;
     drains: Record<string, command.local.Command>;
 }
@@ -67,15 +92,21 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices }, { ...pods.child, dependsOn: [disks] });
     const osds: Record<string, k8s.apps.v1.Deployment> = {};
     const drains: Record<string, command.local.Command> = {};
-    for (const device of devices) {
-        const workload = pods.names.osd(node, device);
+    devices.forEach((device, slot) => {
+        const workload = pods.names.osd(node, slot);
         osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.mgrs]);
-        drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
-    }
+        drains[device] = osdDrain(a, device, slot, workload, [osds[device], label, disks, a.admin.daemonSet]);
+    });
     return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), osds, drains };
 }
 
-/** The OSD daemon of one device: prepares or activates it, then runs (ceph-osd.sh run). */
+/**
+ * The OSD daemon of one device slot: prepares or activates the slot's device, then runs
+ * (ceph-osd.sh run). A renamed device path only updates the command: the new pod activates the
+ * OSD the disk already carries (its label says which). Never two pods on one store: a
+ * replacement deletes the old Deployment first. The alias is the name the workload had when
+ * OSDs were keyed by device path: a stack of that time moves to slots without a delete.
+ */
 function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): k8s.apps.v1.Deployment {
     const { pods, node } = a;
     return pods.single(
@@ -83,7 +114,7 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
         "ceph-osd",
         { ...pods.labels("ceph-osd"), "storage.zcloud.io/ceph-osd": workload },
         pods.pod(
-            [pods.keysVolume(a.osdKeys), hostPathVolume("dev", "/dev", "Directory"), hostPathVolume("run-udev", "/run/udev", "DirectoryOrCreate"), { name: "osd-data", emptyDir: {} }],
+            [pods.keysVolume(a.osdKeys, ["bootstrap-osd"]), hostPathVolume("dev", "/dev", "Directory"), hostPathVolume("run-udev", "/run/udev", "DirectoryOrCreate"), { name: "osd-data", emptyDir: {} }],
             {
                 nodeSelector: { "kubernetes.io/hostname": node, [storageLabelKey("cephfs")]: pods.storage },
                 priorityClassName: "system-node-critical",
@@ -92,13 +123,14 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
                         name: "osd",
                         command: cephScriptCommand("ceph-osd.sh", ["run", "--device", device, "--host", node]),
                         securityContext: privileged,
-                        volumeMounts: [...pods.confMounts, mount("dev", "/dev"), mount("run-udev", "/run/udev"), mount("osd-data", `${cephPaths.data}/osd`)],
+                        volumeMounts: [...pods.keyedMounts, mount("dev", "/dev"), mount("run-udev", "/run/udev"), mount("osd-data", `${cephPaths.data}/osd`)],
                         resources: { requests: { cpu: "250m", memory: "2Gi" } },
                     }),
                 ],
             },
         ),
         deps,
+        { deleteBeforeReplace: true, aliases: [{ name: pods.names.pathOsd(node, device) }] },
     );
 }
 
@@ -106,9 +138,13 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
  * The drain of one device's OSD: nothing on create; its delete (before the OSD workload, the
  * label and the disk command, which it depends on) drains, stops the daemon, purges and zaps.
  */
-function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
+function osdDrain(a: CephNodeOsdsArgs, device: string, slot: number, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
-    const removeArgs = [
+    const removeArgs = (fsid: string, ns: string) => [
+        "--namespace",
+        ns,
+        "--fsid",
+        fsid,
         "--node",
         node,
         "--device",
@@ -121,16 +157,26 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         `storage.zcloud.io/ceph-osd=${workload}`,
         "--timeout",
         String(a.drainTimeoutSeconds),
-        ...(a.kubeContext ? ["--context", a.kubeContext] : []),
+        ...drainKubeArgs(a.kube),
     ];
     return new command.local.Command(
-        nodeResourceName(pods.storage, node, `osd-${deviceSlug(device)}-drain`),
+        nodeResourceName(pods.storage, node, `osd-${slot}-drain`),
         {
+            // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
-                .output(pods.namespace)
-                .apply((ns) => ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...["--namespace", ns, ...removeArgs].map(shellQuote)].join(" ")),
-            environment: { ZCLOUD_CEPH_DRAIN_SCRIPT: cephScriptText("ceph-osd-drain.sh") },
+                .all([a.fsid, pods.namespace])
+                .apply(([fsid, ns]) => ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns).map(shellQuote)].join(" ")),
+            environment: {
+                ZCLOUD_CEPH_DRAIN_SCRIPT: cephScriptText("ceph-osd-drain.sh"),
+                ...(a.kube.kubeconfigContent ? { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } : {}),
+            },
         },
-        { ...pods.child, dependsOn: deps, customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` } },
+        {
+            ...pods.child,
+            dependsOn: deps,
+            customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
+            // Its name when OSDs were keyed by device path: moving to slots runs no drain.
+            aliases: [{ name: nodeResourceName(pods.storage, node, `osd-${deviceSlug(device)}-drain`) }],
+        },
     );
 }

@@ -8,6 +8,8 @@ import { cephNames } from "./cluster";
 export type Container = k8s.types.input.core.v1.Container;
 export type Volume = k8s.types.input.core.v1.Volume;
 export type PodSpec = k8s.types.input.core.v1.PodSpec;
+/** A key of the storage's key Secrets (a file of the key directory). */
+export type CephKeyName = "mon" | "admin" | "bootstrap-osd" | "csi";
 
 /** Where the Ceph containers find things (ceph-lib.sh settings). */
 export const cephPaths = { conf: "/etc/ceph", keys: "/etc/zcloud/ceph-keys", data: "/var/lib/ceph" };
@@ -60,22 +62,28 @@ export class CephPods {
         return commonLabels(component, this.storage);
     }
 
-    /** The `ceph-keys` volume of a key Secret (read-only for the owner). */
-    keysVolume(secret: k8s.core.v1.Secret): Volume {
-        return { name: "ceph-keys", secret: { secretName: secret.metadata.name, defaultMode: 0o400 } };
+    /**
+     * The `ceph-keys` volume: only the named keys of a key Secret (read-only for the owner). A
+     * pod gets the keys its steps use, nothing more; only the containers that mount it see them.
+     */
+    keysVolume(secret: k8s.core.v1.Secret, keys: CephKeyName[]): Volume {
+        return { name: "ceph-keys", secret: { secretName: secret.metadata.name, defaultMode: 0o400, items: keys.map((key) => ({ key, path: key })) } };
     }
 
-    /** ceph.conf and the key directory, as every Ceph container mounts them. */
-    get confMounts() {
-        return [mount("ceph-conf", cephPaths.conf), { name: "ceph-keys", mountPath: cephPaths.keys, readOnly: true }];
+    /** ceph.conf alone: what a long-running daemon with its own keyring mounts. */
+    readonly confMount = mount("ceph-conf", cephPaths.conf);
+
+    /** ceph.conf and the key directory: for the steps that act as a Ceph user from a Secret key. */
+    get keyedMounts() {
+        return [this.confMount, { name: "ceph-keys", mountPath: cephPaths.keys, readOnly: true }];
     }
 
-    /** A container of the Ceph image with the Ceph env, the conf mounts and small requests. */
+    /** A container of the Ceph image with the Ceph env, ceph.conf (no keys) and small requests. */
     container(c: Partial<Container> & { name: string }): Container {
         return {
             image: this.image,
             env: cephEnv,
-            volumeMounts: this.confMounts,
+            volumeMounts: [this.confMount],
             resources: { requests: { cpu: "50m", memory: "128Mi" } },
             ...c,
         };
@@ -92,7 +100,14 @@ export class CephPods {
     }
 
     /** One daemon in a one-replica Deployment named `workload`, never two at once. */
-    single(workload: string, component: string, podLabels: Record<string, string>, spec: PodSpec, deps: pulumi.Resource[]): k8s.apps.v1.Deployment {
+    single(
+        workload: string,
+        component: string,
+        podLabels: Record<string, string>,
+        spec: PodSpec,
+        deps: pulumi.Resource[],
+        extra: pulumi.CustomResourceOptions = {},
+    ): k8s.apps.v1.Deployment {
         return new k8s.apps.v1.Deployment(
             workload,
             {
@@ -105,7 +120,7 @@ export class CephPods {
                     template: { metadata: { labels: podLabels }, spec },
                 },
             },
-            { ...this.child, dependsOn: [...deps, ...this.account.ready], customTimeouts: { create: "10m", update: "10m", delete: "10m" } },
+            { ...this.child, ...extra, dependsOn: [...deps, ...this.account.ready], customTimeouts: { create: "10m", update: "10m", delete: "10m" } },
         );
     }
 }

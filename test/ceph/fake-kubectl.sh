@@ -20,7 +20,7 @@ printf '%s\0' "$#" "$@" >>"$log"
 
 while [ $# -gt 0 ]; do
     case $1 in
-        --context | --namespace) shift 2 ;;
+        --context | --namespace | --kubeconfig) shift 2 ;;
         *) break ;;
     esac
 done

@@ -21,7 +21,7 @@ export interface VolumeMount {
 export interface Volume {
     name: string;
     configMap?: { name: string };
-    secret?: { secretName: string; defaultMode?: number };
+    secret?: { secretName: string; defaultMode?: number; items?: Array<{ key: string; path: string }> };
     hostPath?: { path: string; type?: string };
     emptyDir?: Record<string, never>;
 }
@@ -139,9 +139,9 @@ export class CephPlan {
         return { create: get("create"), update: get("update"), delete: get("delete") };
     }
 
-    /** The drain local command of (node, device slug). */
-    drain(node: string, slug: string): PlannedDrain {
-        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${slug}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
+    /** The drain local command of (node, slot: the device's position in the node's list). */
+    drain(node: string, slot: number): PlannedDrain {
+        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${slot}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
         assert.equal(typeof inputs.delete, "string");
         return inputs;
     }

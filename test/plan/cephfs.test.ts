@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
@@ -40,7 +45,7 @@ describe("CephFS graph", () => {
     test("order: mon -> mgr -> osd -> mds -> filesystem -> CSI secret -> StorageClass", () => {
         const monA = named("ceph-shared-fs-mon-a", DEPLOYMENT);
         const mgrA = named("ceph-shared-fs-mgr-a", DEPLOYMENT);
-        const osd = named("ceph-shared-fs-osd-node3-wwn-0x3", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node3-0", DEPLOYMENT);
         const mds = named("ceph-shared-fs-mds-a", DEPLOYMENT);
         const fs = named("shared-fs-filesystem");
         const csi = named("shared-fs-csi-secret");
@@ -57,7 +62,7 @@ describe("CephFS graph", () => {
     });
 
     test("per node independence: an OSD depends on its own node's disk command and label only", () => {
-        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
         for (const node of ["node3", "node4", "node5"]) {
             const disks = named(`shared-fs-${node}-disks`, REMOTE);
             const label = named(`shared-fs-${node}-label`);
@@ -69,8 +74,8 @@ describe("CephFS graph", () => {
     });
 
     test("removal order: drain depends on the OSD workload, which depends on the disk command", () => {
-        const drain = named("shared-fs-node5-osd-wwn-0x6-drain", LOCAL);
-        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
+        const drain = named("shared-fs-node5-osd-1-drain", LOCAL);
+        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
         const disks = named("shared-fs-node5-disks", REMOTE);
         const label = named("shared-fs-node5-label");
         assert.ok(dependsOn(drain, osd));
@@ -78,16 +83,17 @@ describe("CephFS graph", () => {
         assert.ok(dependsOn(drain, named("ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet")));
         assert.ok(dependsOn(osd, disks));
         const del = String((drain.inputs as any).delete);
-        assert.match(del, /cephfs-osd-remove --namespace zcloud-storage --node node5 --device \/dev\/disk\/by-id\/wwn-0x6 /);
-        assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
+        const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((named("shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
+        assert.match(del, new RegExp(`cephfs-osd-remove --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 `));
+        assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-1 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
-        assert.match(String((drain.inputs as any).environment.ZCLOUD_CEPH_DRAIN_SCRIPT), /ceph-osd-drain\.sh drain\|purge/);
+        assert.match(String((drain.inputs as any).environment.ZCLOUD_CEPH_DRAIN_SCRIPT), /ceph-osd-drain\.sh check \| drain\|purge/);
     });
 
     test("mons and OSDs are pinned to their nodes; mons by name order, OSDs also need the label", () => {
         const mons = ["a", "b", "c"].map((id) => podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).nodeSelector);
         assert.deepEqual(mons, [{ "kubernetes.io/hostname": "node3" }, { "kubernetes.io/hostname": "node4" }, { "kubernetes.io/hostname": "node5" }]);
-        const osd = named("ceph-shared-fs-osd-node4-wwn-0x4", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node4-0", DEPLOYMENT);
         assert.deepEqual(podSpec(osd).nodeSelector, { "kubernetes.io/hostname": "node4", "storage.zcloud.io/cephfs": "shared-fs" });
         assert.deepEqual(podSpec(osd).containers[0].command.slice(3), ["ceph-osd", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
         assert.equal((osd.inputs as any).spec.strategy.type, "Recreate");
@@ -149,6 +155,61 @@ describe("CephFS graph", () => {
         }
     });
 
+    test("each container mounts only the Secret keys its step uses; long-running mon, mgr and mds mount none", () => {
+        const workloads = run.resources.filter((r) => /^kubernetes:(apps\/v1:(Deployment|DaemonSet)|batch\/v1:Job)$/.test(r.type) && /^(ceph-shared-fs-|shared-fs-)/.test(r.name));
+        const mounted: Record<string, string> = {};
+        for (const w of workloads) {
+            const pod = podSpec(w);
+            for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+                const keys = (c.volumeMounts ?? []).flatMap((m: any) => {
+                    const secret = pod.volumes.find((v: any) => v.name === m.name)?.secret;
+                    if (!secret) return [];
+                    assert.ok(secret.items, `${w.name}/${c.name}: Secret ${secret.secretName} mounted whole`);
+                    return secret.items.map((i: any) => `${secret.secretName}:${i.key}`);
+                });
+                mounted[`${w.name}/${c.name}`] = keys.sort().join(" ");
+            }
+        }
+        const keys = (...k: string[]) => k.map((x) => `ceph-shared-fs-${x}`).join(" ");
+        const expected: Record<string, string> = {
+            "ceph-shared-fs-admin/admin": keys("keys:admin"),
+            "shared-fs-filesystem/filesystem": keys("keys:admin", "keys:csi"),
+            "shared-fs-filesystem/csi-user": keys("keys:admin", "keys:csi"),
+        };
+        for (const id of ["a", "b", "c"]) {
+            expected[`ceph-shared-fs-mon-${id}/mon-init`] = keys("keys:admin", "keys:bootstrap-osd", "keys:mon");
+            expected[`ceph-shared-fs-mon-${id}/mon`] = "";
+        }
+        for (const [type, ids] of [["mgr", ["a", "b"]], ["mds", ["a", "b"]]] as const) {
+            for (const id of ids) {
+                expected[`ceph-shared-fs-${type}-${id}/keyring`] = keys("keys:admin");
+                expected[`ceph-shared-fs-${type}-${id}/${type}`] = "";
+            }
+        }
+        for (const osd of ["node3-0", "node4-0", "node5-0", "node5-1"]) {
+            expected[`ceph-shared-fs-osd-${osd}/osd`] = keys("osd-keys:bootstrap-osd");
+        }
+        assert.deepEqual(mounted, expected);
+    });
+
+    test("the drain's kubectl targets the provider's cluster: kubernetes:context, kubernetes:kubeconfig, or nothing (the script refuses)", async () => {
+        const drainOf = async (extra: Record<string, unknown>) => {
+            const r = await planValues({ ...cephfs({ node3: ["/dev/sdb"] }), ...extra });
+            assert.equal(r.error, undefined, r.error?.message);
+            return resourceNamed(r, "shared-fs-node3-osd-0-drain", LOCAL).inputs as any;
+        };
+        const none = await drainOf({});
+        assert.match(none.delete, / --timeout 600$/, "no --context nor --kubeconfig after the last argument");
+        const ctx = await drainOf({ "kubernetes:context": "prod-admin" });
+        assert.match(ctx.delete, / --context prod-admin$/);
+        const file = await drainOf({ "kubernetes:context": "prod-admin", "kubernetes:kubeconfig": "/srv/kube/prod.yaml" });
+        assert.match(file.delete, / --context prod-admin --kubeconfig \/srv\/kube\/prod\.yaml$/);
+        const content = await drainOf({ "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n" });
+        assert.match(content.delete, / --kubeconfig-from-env$/);
+        assert.equal(content.environment, "[secret]", "kubeconfig content only in the environment, kept as a secret");
+        assert.doesNotMatch(content.delete, /apiVersion/);
+    });
+
     test("the policy pack reports nothing for a valid cephfs stack", () => {
         assert.deepEqual(evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }))), []);
     });
@@ -156,11 +217,47 @@ describe("CephFS graph", () => {
     test("adding a host adds exactly its disk command, label, OSD and drain (the filesystem Job re-checks the host count)", () => {
         const changes = diffPlans(run.resources, grown.resources);
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
-        assert.deepEqual(created, ["ceph-shared-fs-osd-node6-wwn-0x7", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-wwn-0x7-drain"]);
+        assert.deepEqual(created, ["ceph-shared-fs-osd-node6-0", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-0-drain"]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // A real preview replaces it (a Job's template is immutable); it re-runs idempotently.
         assert.deepEqual(others, ["update shared-fs-filesystem"]);
         const fsJob = changes.find((c) => c.resource.name === "shared-fs-filesystem")!;
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
+    });
+
+    test("renaming a device path in place (kernel name to by-id) plans no delete or replace: the OSD workload and its drain keep their names (npm run plan --diff --json)", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-cephfs-rename-"));
+        try {
+            const file = (name: string, hosts: Record<string, string[]>) => {
+                const f = path.join(dir, `Pulumi.${name}.yaml`);
+                const values = cephfs(hosts);
+                fs.writeFileSync(f, yaml.dump({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [`zcloud-storage:${k}`, v])) }));
+                return f;
+            };
+            const old = file("old", { ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] });
+            const renamed = file("new", { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
+            const out = await new Promise<string>((resolve, reject) =>
+                execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", renamed, "--diff", old, "--json"], { maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+                    err ? reject(new Error(stderr)) : resolve(stdout),
+                ),
+            );
+            const changes = (JSON.parse(out).changes as Array<{ kind: string; urn: string; fields: string[] }>).map((c) => `${c.kind} ${c.urn.split("::").pop()}`).sort();
+            assert.deepEqual(changes, [
+                "update ceph-shared-fs-osd-node5-0",
+                "update shared-fs-node5-disks",
+                "update shared-fs-node5-label",
+                "update shared-fs-node5-osd-0-drain",
+            ]);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    test("OSD workloads and drains moved from device-path names to slots alias their old names (no delete when upgrading)", () => {
+        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
+        const drain = named("shared-fs-node5-osd-1-drain", LOCAL);
+        assert.deepEqual(osd.aliases, [{ name: "ceph-shared-fs-osd-node5-wwn-0x6" }]);
+        assert.deepEqual(drain.aliases, [{ name: "shared-fs-node5-osd-wwn-0x6-drain" }]);
+        assert.equal(osd.deleteBeforeReplace, true, "never two OSD daemons on one store");
     });
 });

@@ -114,8 +114,11 @@ describe("names", () => {
     it("object names carry the storage and, for OSDs, node and device", () => {
         const n = cephNames("shared-fs");
         assert.equal(n.mon("a"), "ceph-shared-fs-mon-a");
-        assert.equal(n.osd("node5", "/dev/sdc"), "ceph-shared-fs-osd-node5-sdc");
-        assert.ok(n.osd("a-very-long-node-name-in-some-datacenter", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4e5f6").length <= 63);
+        assert.equal(n.osd("node5", 1), "ceph-shared-fs-osd-node5-1");
+        assert.equal(n.pathOsd("node5", "/dev/sdc"), "ceph-shared-fs-osd-node5-sdc");
+        const long = "a-very-long-node-name-in-some-datacenter-rack-17";
+        assert.ok(n.osd(long, 12).length <= 63 && n.osd(long, 12).endsWith("-12"), n.osd(long, 12));
+        assert.notEqual(n.osd(long, 1), n.osd(`${long}x`, 1), "cut names keep a hash of the whole name");
         assert.equal(n.hostDir, "/var/lib/zcloud/ceph/shared-fs");
     });
 });
