@@ -625,7 +625,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.deepEqual(decisions(ok(await inAdmin("purge", "--id", "1")).stdout), ["zcloud: osd.1: already purged"]);
         assert.deepEqual(decisions(ok(await inAdmin("zap", "--device", devices.b)).stdout), [`zcloud: ${devices.b}: no bluestore label; nothing to zap`]);
         const rerun = await removeOsd("b", NODE2);
-        assert.deepEqual(decisions(ok(rerun.r).stdout), [`${subject}no bluestore label on the device; nothing to drain`]);
+        assert.deepEqual(decisions(ok(rerun.r).stdout), [
+            `zcloud: cluster ${c.fsid}: the admin pod's ceph.conf and the cluster it reaches are this storage's`,
+            `${subject}no bluestore label on the device; nothing to drain`,
+        ]);
         // a label that cannot be read fails the delete: an OSD is never deleted undrained
         ok(await c.exec(["sh", "-c", 'printf "bluestore block device\\nnot-a-uuid\\n" | dd of="$1" bs=4096 conv=sync,notrunc status=none', "garble", devices.b]));
         const unreadable = await removeOsd("b", NODE2);

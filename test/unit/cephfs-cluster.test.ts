@@ -121,6 +121,34 @@ describe("names", () => {
         assert.notEqual(n.osd(long, 1), n.osd(`${long}x`, 1), "cut names keep a hash of the whole name");
         assert.equal(n.hostDir, "/var/lib/zcloud/ceph/shared-fs");
     });
+    it("distinct (node, slot) pairs give distinct OSD workload names, each a DNS label of at most 63 characters", () => {
+        // Seeded generator: the same 4000 cases every run; node names are DNS labels of 1-63
+        // characters with shared prefixes and trailing digits (the cases that could collide).
+        let seed = 42;
+        const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+        const alphabet = "abc-0123456789";
+        const node = () => {
+            const len = 1 + next(63);
+            let name = "n";
+            while (name.length < len) name += alphabet[next(alphabet.length)];
+            return name.replace(/-+$/, "") || "n";
+        };
+        const storages = ["fs", "shared-fs", "x".repeat(52)];
+        for (const storage of storages) {
+            const names = cephNames(storage);
+            const seen = new Map<string, string>();
+            for (let i = 0; i < 1400; i++) {
+                const nd = i % 7 === 0 ? `node${next(20)}` : node();
+                const slot = next(40);
+                const key = `${nd}#${slot}`;
+                const name = names.osd(nd, slot);
+                assert.ok(name.length <= 63 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name), name);
+                const before = seen.get(name);
+                assert.ok(before === undefined || before === key, `${key} and ${before} both give ${name}`);
+                seen.set(name, key);
+            }
+        }
+    });
 });
 
 describe("container commands", () => {
