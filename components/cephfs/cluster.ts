@@ -195,26 +195,14 @@ export function cephNames(storage: string) {
         admin: `${base}-admin`,
         filesystem: `${base}-fs`,
         /**
-         * OSD workload of (node, slot): the slot is the device's position in the node's list, so
-         * renaming a device path in place (kernel name to by-id) keeps the workload. DNS-1123,
-         * at most 63 characters: a name that would be longer keeps a hash of the whole name.
+         * OSD workload of (node, device): keyed by the declared path, so removing any device
+         * removes exactly its workload. A renamed path is a new workload; its old drain keeps
+         * the OSD when the disk is still declared (cephfs-osd-remove.sh).
          */
-        osd: (node: string, slot: number) => boundedName(`${base}-osd-${node}`, `-${slot}`),
-        /** The OSD workload name of releases that keyed OSDs by device path (aliases only). */
-        pathOsd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
+        osd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
         /** Host directory of the storage's daemon state. */
         hostDir: `/var/lib/zcloud/ceph/${storage}`,
     };
-}
-
-/** `prefix + suffix`, cut to 63 characters with a hash of the whole name when longer; suffix kept. */
-export function boundedName(prefix: string, suffix: string, limit = 63): string {
-    const whole = prefix + suffix;
-    if (whole.length <= limit) {
-        return whole;
-    }
-    const hash = createHash("sha256").update(whole).digest("hex").slice(0, 6);
-    return `${prefix.slice(0, limit - suffix.length - hash.length - 1).replace(/-+$/, "")}-${hash}${suffix}`;
 }
 
 /** A device path as a name part: `/dev/disk/by-id/wwn-0x5000c5` -> `wwn-0x5000c5`, `/dev/sdb` -> `sdb`. */

@@ -2,7 +2,7 @@ import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
-import { nodeResourceName, storageLabelKey } from "../naming";
+import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
 import { readNodeScript, renderNodeCommand, shellQuote } from "../node/script";
 import { deviceSlug } from "./cluster";
@@ -92,20 +92,19 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices }, { ...pods.child, dependsOn: [disks] });
     const osds: Record<string, k8s.apps.v1.Deployment> = {};
     const drains: Record<string, command.local.Command> = {};
-    devices.forEach((device, slot) => {
-        const workload = pods.names.osd(node, slot);
+    for (const device of devices) {
+        const workload = pods.names.osd(node, device);
         osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.mgrs]);
-        drains[device] = osdDrain(a, device, slot, workload, [osds[device], label, disks, a.admin.daemonSet]);
-    });
+        drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
+    }
     return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), osds, drains };
 }
 
 /**
- * The OSD daemon of one device slot: prepares or activates the slot's device, then runs
- * (ceph-osd.sh run). A renamed device path only updates the command: the new pod activates the
- * OSD the disk already carries (its label says which). Never two pods on one store: a
- * replacement deletes the old Deployment first. The alias is the name the workload had when
- * OSDs were keyed by device path: a stack of that time moves to slots without a delete.
+ * The OSD daemon of one declared device: prepares or activates it, then runs (ceph-osd.sh run).
+ * A disk that already carries this cluster's label is activated as the OSD the label names, so
+ * the workload of a renamed path takes over the same OSD. A replacement deletes the old
+ * Deployment first.
  */
 function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): k8s.apps.v1.Deployment {
     const { pods, node } = a;
@@ -130,15 +129,17 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
             },
         ),
         deps,
-        { deleteBeforeReplace: true, aliases: [{ name: pods.names.pathOsd(node, device) }] },
+        { deleteBeforeReplace: true },
     );
 }
 
 /**
  * The drain of one device's OSD: nothing on create; its delete (before the OSD workload, the
- * label and the disk command, which it depends on) drains, stops the daemon, purges and zaps.
+ * label and the disk command, which it depends on) drains, stops the daemon, purges and zaps,
+ * unless the disk is still declared on the node under another path (a rename: the node's
+ * devices annotation, already updated when deletes run, says so), which keeps the OSD.
  */
-function osdDrain(a: CephNodeOsdsArgs, device: string, slot: number, workload: string, deps: pulumi.Resource[]): command.local.Command {
+function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
     const removeArgs = (fsid: string, ns: string) => [
         "--namespace",
@@ -149,6 +150,8 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, slot: number, workload: s
         node,
         "--device",
         device,
+        "--devices-annotation",
+        devicesAnnotationKey("cephfs"),
         "--admin-selector",
         Object.entries(a.admin.labels).map(([k, v]) => `${k}=${v}`).join(","),
         "--osd-deployment",
@@ -160,7 +163,7 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, slot: number, workload: s
         ...drainKubeArgs(a.kube),
     ];
     return new command.local.Command(
-        nodeResourceName(pods.storage, node, `osd-${slot}-drain`),
+        nodeResourceName(pods.storage, node, `osd-${deviceSlug(device)}-drain`),
         {
             // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
@@ -175,8 +178,6 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, slot: number, workload: s
             ...pods.child,
             dependsOn: deps,
             customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
-            // Its name when OSDs were keyed by device path: moving to slots runs no drain.
-            aliases: [{ name: nodeResourceName(pods.storage, node, `osd-${deviceSlug(device)}-drain`) }],
         },
     );
 }

@@ -312,7 +312,7 @@ export class CephTestCluster {
         return this.osdWorkloadsOf(this.plan);
     }
     osdWorkloadsOf(plan: CephPlan): string[] {
-        return Object.entries(plan.stack.hosts).flatMap(([node, devs]) => devs.map((_, slot) => cephNames(plan.stack.storage).osd(node, slot)));
+        return Object.entries(plan.stack.hosts).flatMap(([node, devs]) => devs.map((d) => cephNames(plan.stack.storage).osd(node, d)));
     }
 
     /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */

@@ -6,6 +6,7 @@
  */
 import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
+import { deviceSlug } from "../../components/cephfs/cluster";
 import { planYaml, PlanRun, PlannedResource } from "../helpers/plan";
 
 export interface EnvVar {
@@ -139,9 +140,9 @@ export class CephPlan {
         return { create: get("create"), update: get("update"), delete: get("delete") };
     }
 
-    /** The drain local command of (node, slot: the device's position in the node's list). */
-    drain(node: string, slot: number): PlannedDrain {
-        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${slot}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
+    /** The drain local command of (node, declared device). */
+    drain(node: string, device: string): PlannedDrain {
+        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${deviceSlug(device)}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
         assert.equal(typeof inputs.delete, "string");
         return inputs;
     }

@@ -45,7 +45,7 @@ describe("CephFS graph", () => {
     test("order: mon -> mgr -> osd -> mds -> filesystem -> CSI secret -> StorageClass", () => {
         const monA = named("ceph-shared-fs-mon-a", DEPLOYMENT);
         const mgrA = named("ceph-shared-fs-mgr-a", DEPLOYMENT);
-        const osd = named("ceph-shared-fs-osd-node3-0", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node3-wwn-0x3", DEPLOYMENT);
         const mds = named("ceph-shared-fs-mds-a", DEPLOYMENT);
         const fs = named("shared-fs-filesystem");
         const csi = named("shared-fs-csi-secret");
@@ -62,7 +62,7 @@ describe("CephFS graph", () => {
     });
 
     test("per node independence: an OSD depends on its own node's disk command and label only", () => {
-        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
         for (const node of ["node3", "node4", "node5"]) {
             const disks = named(`shared-fs-${node}-disks`, REMOTE);
             const label = named(`shared-fs-${node}-label`);
@@ -74,8 +74,8 @@ describe("CephFS graph", () => {
     });
 
     test("removal order: drain depends on the OSD workload, which depends on the disk command", () => {
-        const drain = named("shared-fs-node5-osd-1-drain", LOCAL);
-        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
+        const drain = named("shared-fs-node5-osd-wwn-0x6-drain", LOCAL);
+        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
         const disks = named("shared-fs-node5-disks", REMOTE);
         const label = named("shared-fs-node5-label");
         assert.ok(dependsOn(drain, osd));
@@ -84,8 +84,8 @@ describe("CephFS graph", () => {
         assert.ok(dependsOn(osd, disks));
         const del = String((drain.inputs as any).delete);
         const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((named("shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
-        assert.match(del, new RegExp(`cephfs-osd-remove --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 `));
-        assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-1 /);
+        assert.match(del, new RegExp(`cephfs-osd-remove --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 --devices-annotation storage\\.zcloud\\.io/cephfs-devices `));
+        assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
         assert.match(String((drain.inputs as any).environment.ZCLOUD_CEPH_DRAIN_SCRIPT), /ceph-osd-drain\.sh check \| drain\|purge/);
     });
@@ -93,7 +93,7 @@ describe("CephFS graph", () => {
     test("mons and OSDs are pinned to their nodes; mons by name order, OSDs also need the label", () => {
         const mons = ["a", "b", "c"].map((id) => podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).nodeSelector);
         assert.deepEqual(mons, [{ "kubernetes.io/hostname": "node3" }, { "kubernetes.io/hostname": "node4" }, { "kubernetes.io/hostname": "node5" }]);
-        const osd = named("ceph-shared-fs-osd-node4-0", DEPLOYMENT);
+        const osd = named("ceph-shared-fs-osd-node4-wwn-0x4", DEPLOYMENT);
         assert.deepEqual(podSpec(osd).nodeSelector, { "kubernetes.io/hostname": "node4", "storage.zcloud.io/cephfs": "shared-fs" });
         assert.deepEqual(podSpec(osd).containers[0].command.slice(3), ["ceph-osd", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
         assert.equal((osd.inputs as any).spec.strategy.type, "Recreate");
@@ -186,7 +186,7 @@ describe("CephFS graph", () => {
                 expected[`ceph-shared-fs-${type}-${id}/${type}`] = "";
             }
         }
-        for (const osd of ["node3-0", "node4-0", "node5-0", "node5-1"]) {
+        for (const osd of ["node3-wwn-0x3", "node4-wwn-0x4", "node5-wwn-0x5", "node5-wwn-0x6"]) {
             expected[`ceph-shared-fs-osd-${osd}/osd`] = keys("osd-keys:bootstrap-osd");
         }
         assert.deepEqual(mounted, expected);
@@ -196,7 +196,7 @@ describe("CephFS graph", () => {
         const drainOf = async (extra: Record<string, unknown>) => {
             const r = await planValues({ ...cephfs({ node3: ["/dev/sdb"] }), ...extra });
             assert.equal(r.error, undefined, r.error?.message);
-            return resourceNamed(r, "shared-fs-node3-osd-0-drain", LOCAL).inputs as any;
+            return resourceNamed(r, "shared-fs-node3-osd-sdb-drain", LOCAL).inputs as any;
         };
         const none = await drainOf({});
         assert.match(none.delete, / --timeout 600$/, "no --context nor --kubeconfig after the last argument");
@@ -217,7 +217,7 @@ describe("CephFS graph", () => {
     test("adding a host adds exactly its disk command, label, OSD and drain (the filesystem Job re-checks the host count)", () => {
         const changes = diffPlans(run.resources, grown.resources);
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
-        assert.deepEqual(created, ["ceph-shared-fs-osd-node6-0", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-0-drain"]);
+        assert.deepEqual(created, ["ceph-shared-fs-osd-node6-wwn-0x7", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-wwn-0x7-drain"]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // A real preview replaces it (a Job's template is immutable); it re-runs idempotently.
         assert.deepEqual(others, ["update shared-fs-filesystem"]);
@@ -225,39 +225,75 @@ describe("CephFS graph", () => {
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
     });
 
-    test("renaming a device path in place (kernel name to by-id) plans no delete or replace: the OSD workload and its drain keep their names (npm run plan --diff --json)", async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-cephfs-rename-"));
+    /** `npm run plan -- <new> --diff <old> --json` on two stack files: `<kind> <name>` per change, and the old plan. */
+    async function planDiff(oldHosts: Record<string, string[]>, newHosts: Record<string, string[]>): Promise<{ changes: string[]; old: PlanRun }> {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-cephfs-diff-"));
         try {
             const file = (name: string, hosts: Record<string, string[]>) => {
                 const f = path.join(dir, `Pulumi.${name}.yaml`);
-                const values = cephfs(hosts);
-                fs.writeFileSync(f, yaml.dump({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [`zcloud-storage:${k}`, v])) }));
+                fs.writeFileSync(f, yaml.dump({ config: Object.fromEntries(Object.entries(cephfs(hosts)).map(([k, v]) => [`zcloud-storage:${k}`, v])) }));
                 return f;
             };
-            const old = file("old", { ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] });
-            const renamed = file("new", { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
+            const [oldFile, newFile] = [file("old", oldHosts), file("new", newHosts)];
             const out = await new Promise<string>((resolve, reject) =>
-                execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", renamed, "--diff", old, "--json"], { maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+                execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", newFile, "--diff", oldFile, "--json"], { maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
                     err ? reject(new Error(stderr)) : resolve(stdout),
                 ),
             );
-            const changes = (JSON.parse(out).changes as Array<{ kind: string; urn: string; fields: string[] }>).map((c) => `${c.kind} ${c.urn.split("::").pop()}`).sort();
-            assert.deepEqual(changes, [
-                "update ceph-shared-fs-osd-node5-0",
-                "update shared-fs-node5-disks",
-                "update shared-fs-node5-label",
-                "update shared-fs-node5-osd-0-drain",
-            ]);
+            const changes = (JSON.parse(out).changes as Array<{ kind: string; urn: string }>).map((c) => `${c.kind} ${c.urn.split("::").pop()}`).sort();
+            const old = await planValues(cephfs(oldHosts));
+            assert.equal(old.error, undefined, old.error?.message);
+            return { changes, old };
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    }
+
+    test("renaming a device path (kernel name to by-id) creates the new path's OSD and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
+        const { changes, old } = await planDiff({ ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] }, { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
+        assert.deepEqual(changes, [
+            "create ceph-shared-fs-osd-node5-wwn-0x5",
+            "create shared-fs-node5-osd-wwn-0x5-drain",
+            "delete ceph-shared-fs-osd-node5-sdb",
+            "delete shared-fs-node5-osd-sdb-drain",
+            "update shared-fs-node5-disks",
+            "update shared-fs-node5-label",
+        ]);
+        // Deletes run after the label update: the old drain reads the new list from this
+        // annotation (same key) and keeps the OSD when a declared path is the same disk.
+        const label = resourceNamed(old, "shared-fs-node5-label").inputs as any;
+        assert.equal(label.metadata.annotations["storage.zcloud.io/cephfs-devices"], "/dev/sdb,/dev/sdc");
+        const drain = resourceNamed(old, "shared-fs-node5-osd-sdb-drain", LOCAL);
+        const del = String((drain.inputs as any).delete);
+        const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((resourceNamed(old, "shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
+        const sorted = (selector: string) => selector.split(",").sort().join(",");
+        const adminSelector = Object.entries((resourceNamed(old, "ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet").inputs as any).spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`);
+        const args = del.slice(del.indexOf(" cephfs-osd-remove ") + 1).split(" ");
+        args[args.indexOf("--admin-selector") + 1] = sorted(args[args.indexOf("--admin-selector") + 1]);
+        assert.deepEqual(args, [
+            ...["cephfs-osd-remove", "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
+            ...["--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", sorted(adminSelector.join(","))],
+            ...["--osd-deployment", "ceph-shared-fs-osd-node5-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-shared-fs-osd-node5-sdb", "--timeout", "600"],
+        ]);
+        assert.ok(dependsOn(drain, resourceNamed(old, "shared-fs-node5-label")), "the drain goes before the label it reads");
     });
 
-    test("OSD workloads and drains moved from device-path names to slots alias their old names (no delete when upgrading)", () => {
-        const osd = named("ceph-shared-fs-osd-node5-1", DEPLOYMENT);
-        const drain = named("shared-fs-node5-osd-1-drain", LOCAL);
-        assert.deepEqual(osd.aliases, [{ name: "ceph-shared-fs-osd-node5-wwn-0x6" }]);
-        assert.deepEqual(drain.aliases, [{ name: "shared-fs-node5-osd-wwn-0x6-drain" }]);
-        assert.equal(osd.deleteBeforeReplace, true, "never two OSD daemons on one store");
+    test("removing a device in the middle of a node's list deletes exactly that device's OSD and drain; the others do not change", async () => {
+        const devs = ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x8"];
+        const { changes } = await planDiff({ ...threeHosts, node5: devs }, { ...threeHosts, node5: [devs[0], devs[2]] });
+        assert.deepEqual(changes, ["delete ceph-shared-fs-osd-node5-wwn-0x6", "delete shared-fs-node5-osd-wwn-0x6-drain", "update shared-fs-node5-disks", "update shared-fs-node5-label"]);
+    });
+
+    test("OSD workloads and drains are named by device path, as in earlier releases (no rename, no alias); an OSD is replaced delete-first", () => {
+        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
+        assert.equal(osd.deleteBeforeReplace, true, "never two OSD daemons on one store through a replace");
+        assert.deepEqual(
+            run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-osd-")).map((r) => r.name).sort(),
+            ["ceph-shared-fs-osd-node3-wwn-0x3", "ceph-shared-fs-osd-node4-wwn-0x4", "ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"],
+        );
+        assert.deepEqual(
+            run.resources.filter((r) => r.type === LOCAL).map((r) => r.name).sort(),
+            ["shared-fs-node3-osd-wwn-0x3-drain", "shared-fs-node4-osd-wwn-0x4-drain", "shared-fs-node5-osd-wwn-0x5-drain", "shared-fs-node5-osd-wwn-0x6-drain"],
+        );
     });
 });

@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 
 const script = path.join(__dirname, "../../components/node/cephfs-osd-remove.sh");
 const fsid = "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90";
-const base = ["--namespace", "zcloud-storage", "--fsid", fsid, "--node", "n1", "--device", "/dev/sdb", "--admin-selector", "a=b", "--osd-deployment", "ceph-fs-osd-n1-0", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-fs-osd-n1-0"];
+const base = ["--namespace", "zcloud-storage", "--fsid", fsid, "--node", "n1", "--device", "/dev/sdb", "--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", "a=b", "--osd-deployment", "ceph-fs-osd-n1-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-fs-osd-n1-sdb"];
 
 /** The drain's delete step as the local command runs it, with a PATH that holds no kubectl (nothing at all). */
 function remove(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -37,6 +37,14 @@ describe("cephfs-osd-remove.sh: which cluster it acts on", () => {
         const r = await remove([...base, "--kubeconfig-from-env"]);
         assert.equal(r.code, 1);
         assert.equal(r.stderr, "zcloud: n1 /dev/sdb: refused: --kubeconfig-from-env but ZCLOUD_DRAIN_KUBECONFIG is empty; nothing was drained or deleted\n");
+    });
+
+    test("the devices annotation key is required and must be a plain key", async () => {
+        const at = base.indexOf("--devices-annotation");
+        const without = base.filter((_, i) => i !== at && i !== at + 1);
+        assert.equal((await remove([...without, "--context", "c"])).code, 2);
+        const bad = base.map((a) => (a === "storage.zcloud.io/cephfs-devices" ? "x}{.metadata" : a));
+        assert.equal((await remove([...bad, "--context", "c"])).code, 2);
     });
 
     test("the storage's fsid is required and must look like one", async () => {

@@ -11,8 +11,6 @@ export interface PlannedResource {
     policyInputs?: Record<string, unknown>;
     custom: boolean;
     deleteBeforeReplace: boolean;
-    /** Former names (or URNs) of the resource, when it has any: Pulumi moves their state to it. */
-    aliases?: Array<{ name?: string; urn?: string }>;
 }
 
 /** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */

@@ -56,8 +56,6 @@ interface RegisterRequest {
     getDependenciesList(): string[];
     getDeletebeforereplace(): boolean;
     getObject(): unknown;
-    getAliasesList(): Array<{ hasSpec(): boolean; getSpec(): { getName(): string } | undefined; getUrn(): string }>;
-    getAliasurnsList(): string[];
 }
 
 /**
@@ -80,14 +78,6 @@ class RecordingMonitor extends MockMonitor {
             custom: req.getCustom(),
             deleteBeforeReplace: req.getDeletebeforereplace(),
         };
-        // Renames only (a former name or URN); providers' own type aliases are left out.
-        const aliases: Array<{ name?: string; urn?: string }> = [
-            ...req.getAliasesList().map((a) => (a.hasSpec() ? { name: a.getSpec()?.getName() } : { urn: a.getUrn() })),
-            ...req.getAliasurnsList().map((urn) => ({ urn })),
-        ].filter((a) => ("name" in a && a.name) || ("urn" in a && a.urn));
-        if (aliases.length > 0) {
-            record.aliases = aliases;
-        }
         this.records.push(record);
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {
             record.urn = resp?.getUrn() ?? "";
