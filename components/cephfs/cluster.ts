@@ -194,7 +194,11 @@ export function cephNames(storage: string) {
         mds: (id: string) => `${base}-mds-${id}`,
         admin: `${base}-admin`,
         filesystem: `${base}-fs`,
-        /** OSD workload of (node, device): short, DNS-1123, unique per device. */
+        /**
+         * OSD workload of (node, device): keyed by the declared path, so removing any device
+         * removes exactly its workload. A renamed path is a new workload; its old drain keeps
+         * the OSD when the disk is still declared (cephfs-osd-remove.sh).
+         */
         osd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
         /** Host directory of the storage's daemon state. */
         hostDir: `/var/lib/zcloud/ceph/${storage}`,

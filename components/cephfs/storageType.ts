@@ -17,9 +17,11 @@ export const cephFsStorageType = defineStorageType({
             { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
             ctx.opts,
         );
-        return { identities, driver, kubeContext: new pulumi.Config("kubernetes").get("context") };
+        // The drain's kubectl must reach the cluster the Kubernetes provider manages.
+        const kubernetes = new pulumi.Config("kubernetes");
+        return { identities, driver, kubeContext: kubernetes.get("context"), kubeconfig: kubernetes.get("kubeconfig") };
     },
-    component: (s, i, { identities, driver, kubeContext }, ctx) =>
+    component: (s, i, { identities, driver, kubeContext, kubeconfig }, ctx) =>
         new CephFsStorage(
             s.name,
             {
@@ -33,6 +35,7 @@ export const cephFsStorageType = defineStorageType({
                 isDefault: s.default,
                 imageRegistry: ctx.imageRegistry,
                 kubeContext,
+                kubeconfig,
             },
             ctx.opts,
         ),

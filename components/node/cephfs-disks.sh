@@ -1,7 +1,8 @@
 #!/bin/sh
 # cephfs-disks.sh apply [--wipe] --fsid <fsid> <dev>...
 #   Makes the listed devices ready for OSD workloads of Ceph cluster <fsid>, checking every device
-#   before changing any: a device that already carries THIS cluster's bluestore label passes
+#   before changing any: two listed paths of one disk (each resolved with readlink -f) are
+#   refused, naming both; a device that already carries THIS cluster's bluestore label passes
 #   untouched (its OSD activates it); one of another cluster is refused; any other device must
 #   pass the shared guards (exists, block device, not mounted, no holders, no partition in use,
 #   not a Ceph OSD, not in a VG, no signature unless --wipe). With --wipe, signatures are erased
@@ -75,6 +76,26 @@ cd_check() {
     echo clean
 }
 
+# cd_one_name_per_disk DEV...: refuses when two declared paths resolve (readlink -f) to one
+# disk, naming both: one disk would get two OSD workloads. Paths that do not exist are left to
+# the guards.
+cd_one_name_per_disk() {
+    cd_on_seen=
+    cd_on_dup=0
+    for cd_on_dev in "$@"; do
+        [ -e "$cd_on_dev" ] || continue
+        cd_on_canon=$(zc_canonical "$cd_on_dev")
+        cd_on_other=$(printf '%s' "$cd_on_seen" | awk -v c="$cd_on_canon" '$1 == c { print $2; exit }')
+        if [ -n "$cd_on_other" ]; then
+            zc_refuse "$cd_on_dev" "is the same disk as $cd_on_other (both resolve to $cd_on_canon); list each disk once"
+            cd_on_dup=1
+        fi
+        cd_on_seen="$cd_on_seen$cd_on_canon $cd_on_dev
+"
+    done
+    [ "$cd_on_dup" = 0 ]
+}
+
 cd_action=${1:-}
 case $cd_action in apply | release) shift ;; *) cd_usage ;; esac
 cd_fsid=
@@ -93,6 +114,8 @@ case $cd_fsid in *[!0-9a-f-]*) zc_die "$cd_fsid" "fsid must be a lower-case UUID
 for cd_dev in "$@"; do
     case $cd_dev in /dev/*) ;; *) zc_die "$cd_dev" "device paths must be absolute under /dev" ;; esac
 done
+
+cd_one_name_per_disk "$@" || exit 1
 
 if [ "$cd_action" = release ]; then
     cd_busy=0

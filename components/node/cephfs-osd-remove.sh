@@ -1,12 +1,25 @@
 #!/bin/sh
-# cephfs-osd-remove.sh --namespace <ns> --node <node> --device <dev> --admin-selector <labels>
-#                      --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--timeout <s>]
+# cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev>
+#                      --devices-annotation <key> --admin-selector <labels>
+#                      --osd-deployment <name> --osd-selector <labels>
+#                      [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]
+#
+# kubectl talks to the cluster the Kubernetes provider uses: --context and/or --kubeconfig (the
+# stack's kubernetes:context and kubernetes:kubeconfig; --kubeconfig-from-env takes the file's
+# content from $ZCLOUD_DRAIN_KUBECONFIG). With none of them the cluster cannot be known: refused.
+# <fsid> is the storage's cluster from Pulumi state: every Ceph step refuses another cluster.
 #
 # The delete step of one OSD's drain resource. Runs where `pulumi up` runs, with kubectl, before
 # Pulumi deletes the OSD workload and long before the node's disk command is released:
-#   1. finds the storage's admin pod on <node> (privileged, /dev, admin key from its Secret) and
-#      reads the OSD id from <dev>'s bluestore label there (only the whoami field leaves the pod);
-#      a device without a label held no OSD: nothing to drain;
+#   1. finds the storage's admin pod on <node> (privileged, /dev, admin key from its Secret),
+#      checks that its ceph.conf and the cluster it reaches are <fsid>, reads the paths now
+#      declared for the node (annotation <key> of the Node; unreadable or empty: refused), and
+#      reads the OSD id from <dev>'s bluestore label in the pod (only the whoami field leaves
+#      it); a device without a label held no OSD: nothing to drain;
+#   1b. rename: when another declared path resolves (readlink -f, in the pod) to the same disk,
+#      the disk is still in use under its new name: the OSD is kept, exit 0, nothing changed.
+#      Pulumi runs creates and updates before deletes, so the annotation already holds the new
+#      list, and the new path's workload activates the OSD from its label;
 #   2. drain: marks the OSD out and waits, bounded, until it is safe to destroy (ceph-osd-drain.sh);
 #   3. stops the daemon: scales the OSD Deployment to 0 and waits for its pod to be gone;
 #   4. purge: removes the OSD from the osdmap, crush map and auth (only while still safe);
@@ -19,7 +32,7 @@
 set -eu
 
 rm_usage() {
-    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --node <node> --device <dev> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--timeout <s>]" >&2
+    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev> --devices-annotation <key> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]" >&2
     exit 2
 }
 
@@ -32,13 +45,21 @@ rm_die() {
     exit "${2:-1}"
 }
 
-rm_ns='' rm_node='' rm_dev='' rm_admin='' rm_osd='' rm_osd_sel='' rm_ctx='' rm_timeout=600
+rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_kfile='' rm_timeout=600
 while [ $# -gt 0 ]; do
+    if [ "$1" = --kubeconfig-from-env ]; then
+        rm_kcfg_env=1
+        shift
+        continue
+    fi
     [ -n "${2:-}" ] || rm_usage
     case $1 in
         --namespace) rm_ns=$2 ;;
+        --fsid) rm_fsid=$2 ;;
+        --kubeconfig) rm_kcfg=$2 ;;
         --node) rm_node=$2 ;;
         --device) rm_dev=$2 ;;
+        --devices-annotation) rm_annotation=$2 ;;
         --admin-selector) rm_admin=$2 ;;
         --osd-deployment) rm_osd=$2 ;;
         --osd-selector) rm_osd_sel=$2 ;;
@@ -48,37 +69,67 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-for rm_v in "$rm_ns" "$rm_node" "$rm_dev" "$rm_admin" "$rm_osd" "$rm_osd_sel"; do
+for rm_v in "$rm_ns" "$rm_fsid" "$rm_node" "$rm_dev" "$rm_annotation" "$rm_admin" "$rm_osd" "$rm_osd_sel"; do
     [ -n "$rm_v" ] || rm_usage
 done
 case $rm_timeout in '' | *[!0-9]*) rm_usage ;; esac
+case $rm_fsid in *[!0-9a-f-]*) rm_usage ;; esac
+case $rm_annotation in *[!A-Za-z0-9./-]*) rm_usage ;; esac
 [ -n "${ZCLOUD_CEPH_DRAIN_SCRIPT:-}" ] || rm_usage
 rm_subject="$rm_node $rm_dev"
 
-rm_kubectl() {
-    if [ -n "$rm_ctx" ]; then
-        kubectl --context "$rm_ctx" --namespace "$rm_ns" "$@"
-    else
-        kubectl --namespace "$rm_ns" "$@"
+# rm_kube_target: sets the kubectl options of the provider's cluster, or refuses.
+rm_kube_target() {
+    if [ -z "$rm_ctx" ] && [ -z "$rm_kcfg" ] && [ "$rm_kcfg_env" = 0 ]; then
+        rm_die "cannot tell which Kubernetes cluster the stack's provider uses (neither kubernetes:context nor kubernetes:kubeconfig is set); refusing to run kubectl against its current context - set one of them and run again; nothing was drained or deleted"
     fi
+    rm_kfile=$rm_kcfg
+    if [ "$rm_kcfg_env" = 1 ]; then
+        [ -z "$rm_kcfg" ] || rm_usage
+        [ -n "${ZCLOUD_DRAIN_KUBECONFIG:-}" ] || rm_die "--kubeconfig-from-env but ZCLOUD_DRAIN_KUBECONFIG is empty; nothing was drained or deleted"
+        rm_kfile=$(umask 077 && mktemp "${TMPDIR:-/tmp}/zcloud-kubeconfig.XXXXXX") || rm_die "cannot create a private kubeconfig file"
+        # shellcheck disable=SC2064 # expand now: fixed path
+        trap "rm -f -- '$rm_kfile'" EXIT
+        printf '%s\n' "$ZCLOUD_DRAIN_KUBECONFIG" >"$rm_kfile"
+    fi
+}
+
+rm_kubectl() {
+    set -- --namespace "$rm_ns" "$@"
+    [ -z "$rm_kfile" ] || set -- --kubeconfig "$rm_kfile" "$@"
+    [ -z "$rm_ctx" ] || set -- --context "$rm_ctx" "$@"
+    kubectl "$@"
 }
 
 # rm_ceph POD ACTION ARGS...: ceph-osd-drain.sh ACTION inside the admin pod.
 rm_ceph() {
     rm_c_pod=$1
     shift
-    rm_kubectl exec "$rm_c_pod" -- sh -c "$ZCLOUD_CEPH_DRAIN_SCRIPT" ceph-osd-drain "$@"
+    rm_kubectl exec "$rm_c_pod" -- sh -c "$ZCLOUD_CEPH_DRAIN_SCRIPT" ceph-osd-drain "$@" --fsid "$rm_fsid"
 }
 
+rm_kube_target
 command -v kubectl >/dev/null 2>&1 || rm_die "kubectl is not installed where pulumi runs; the OSD cannot be drained"
 
 rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"
 [ -n "$rm_pod" ] || rm_die "no running admin pod of the storage on $rm_node; cannot drain (is the node up and labelled?)"
 
+# rm_declared: prints the node's devices annotation (the paths now declared, comma-separated),
+# or refuses: without it a renamed disk cannot be told from a removed one.
+rm_declared() {
+    rm_dc_path=$(printf '%s' "$rm_annotation" | sed 's/\./\\./g')
+    rm_dc_list=$(rm_kubectl get node "$rm_node" --output "jsonpath={.metadata.annotations.$rm_dc_path}") ||
+        rm_die "cannot read annotation $rm_annotation of node $rm_node (see above), so cannot tell whether $rm_dev is still declared under another name; nothing was drained or deleted"
+    [ -n "$rm_dc_list" ] ||
+        rm_die "node $rm_node has no annotation $rm_annotation, so cannot tell whether $rm_dev is still declared under another name; nothing was drained or deleted"
+    printf '%s\n' "$rm_dc_list"
+}
+
 # Inside the admin pod: "none" only when the device has no bluestore label at all; the OSD id
-# when it has this cluster's label; anything else (unreadable label, another cluster) fails, so
-# an OSD is never deleted undrained because its label could not be read.
+# when it has this cluster's label, followed by the declared path that resolves (readlink -f, as
+# cephfs-disks.sh does) to the same disk when there is one; anything else (unreadable label,
+# another cluster) fails, so an OSD is never deleted undrained because its label could not be read.
 # shellcheck disable=SC2016 # the script's variables expand inside the pod
 rm_label_script='dev=$1
 magic=$(head -c 22 "$dev" 2>/dev/null) || { echo "cannot read $dev" >&2; exit 1; }
@@ -86,18 +137,33 @@ magic=$(head -c 22 "$dev" 2>/dev/null) || { echo "cannot read $dev" >&2; exit 1;
 label=$(ceph-bluestore-tool show-label --dev "$dev" </dev/null 2>/dev/null) || { echo "$dev has a bluestore label that ceph-bluestore-tool cannot read" >&2; exit 1; }
 id=$(printf "%s\n" "$label" | sed -n "s/^[[:space:]]*\"whoami\": \"\([0-9][0-9]*\)\".*/\1/p" | head -n 1)
 fsid=$(printf "%s\n" "$label" | sed -n "s/^[[:space:]]*\"ceph_fsid\": \"\([0-9a-f-]*\)\".*/\1/p" | head -n 1)
-ours=$(ceph-conf --lookup fsid) || { echo "cannot read this cluster fsid" >&2; exit 1; }
 [ -n "$id" ] || { echo "$dev has a bluestore label without an OSD id" >&2; exit 1; }
-[ "$fsid" = "$ours" ] || { echo "$dev holds an OSD of cluster $fsid, not of this cluster ($ours)" >&2; exit 1; }
+[ "$fsid" = "$2" ] || { echo "$dev holds an OSD of cluster $fsid, not of this storage cluster ($2)" >&2; exit 1; }
+canon=$(readlink -f -- "$dev") || { echo "cannot resolve $dev" >&2; exit 1; }
+set -f
+IFS=,
+for other in $3; do
+    [ "$other" != "$dev" ] || continue
+    [ "$(readlink -f -- "$other" 2>/dev/null)" != "$canon" ] || { echo "$id $other"; exit 0; }
+done
 echo "$id"'
-rm_id=$(rm_kubectl exec "$rm_pod" -- sh -c "$rm_label_script" cephfs-osd-id "$rm_dev") ||
+rm_ceph "$rm_pod" check ||
+    rm_die "the admin pod on $rm_node is not of this storage's cluster $rm_fsid (see above); nothing was drained or deleted"
+rm_list=$(rm_declared) || exit $?
+rm_found=$(rm_kubectl exec "$rm_pod" -- sh -c "$rm_label_script" cephfs-osd-id "$rm_dev" "$rm_fsid" "$rm_list") ||
     rm_die "cannot tell which OSD $rm_dev holds (see above); nothing was drained or deleted"
-case $rm_id in
+rm_id=${rm_found%% *}
+case $rm_found in
     none)
         rm_log "no bluestore label on the device; nothing to drain"
         exit 0
         ;;
-    '' | *[!0-9]*) rm_die "unexpected OSD id '$rm_id' for $rm_dev; nothing was drained or deleted" ;;
+    *' '/dev/*)
+        case $rm_id in '' | *[!0-9]*) rm_die "unexpected OSD id '$rm_id' for $rm_dev; nothing was drained or deleted" ;; esac
+        printf 'zcloud: %s: kept osd.%s: same disk is declared as %s\n' "$rm_dev" "$rm_id" "${rm_found#* }"
+        exit 0
+        ;;
+    '' | *[!0-9]*) rm_die "unexpected OSD id '$rm_found' for $rm_dev; nothing was drained or deleted" ;;
 esac
 rm_log "holds osd.$rm_id; draining before its workload is deleted"
 

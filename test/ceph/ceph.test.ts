@@ -11,8 +11,10 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, RunResult, waitFor } from "./cluster";
+import { diffPlans } from "../../tools/plan/diff";
 import { CephPlan, PlannedContainer, withDevices } from "./planned";
 import { cephScriptText } from "../../components/cephfs/scripts";
+import { deviceSlug } from "../../components/cephfs/cluster";
 
 const FS = "shared-fs";
 const NODE1 = "zc-node-1";
@@ -109,13 +111,17 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     /**
      * Runs the planned delete of the drain resource of (device key, node) as the local command
      * would (`/bin/sh -c <delete>`, its environment), with fake-kubectl.sh as kubectl; returns
-     * the result and the kubectl argv it made.
+     * the result and the kubectl argv it made. `declared` is what the node's devices annotation
+     * holds when the delete runs (the new config's list: Pulumi deletes last); undefined: the
+     * annotation cannot be read.
      */
-    async function removeOsd(key: string, node: string): Promise<{ r: RunResult; calls: string[][] }> {
-        const drain = plan.drain(node, path.basename(devices[key]));
+    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; calls: string[][] }> {
+        const drain = plan.drain(node, devices[key]);
         const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
         fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
         fs.mkdirSync(path.join(dir, "pods"));
+        fs.mkdirSync(path.join(dir, "nodes"));
+        if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
         const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
         if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
         const adminEnv = c.env();
@@ -124,7 +130,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         fs.writeFileSync(log, "");
         const started = Date.now();
         const r = await new Promise<RunResult>((resolve, reject) => {
-            const child = spawn("/bin/sh", ["-c", drain.delete], {
+            const child = spawn("/bin/sh", ["-c", edit(drain.delete)], {
                 env: {
                     PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
                     ...drain.environment,
@@ -133,6 +139,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                     ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
                     ZCLOUD_TEST_NSPID: String(c.nsTarget),
                     ZCLOUD_TEST_PODS: path.join(dir, "pods"),
+                    ZCLOUD_TEST_NODES: path.join(dir, "nodes"),
                 },
                 stdio: ["ignore", "pipe", "pipe"],
             });
@@ -156,6 +163,14 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             i += 1 + n;
         }
         return { r, calls };
+    }
+
+    /** After a refused drain of osd.1: its daemon runs, no OSD was purged, its label is intact. */
+    async function osd1Untouched(): Promise<void> {
+        assert.ok(c.daemonPid("osd.1") !== undefined, "osd.1's daemon still runs");
+        const tree = await c.cephJson<{ nodes: { id: number }[] }>(["osd", "tree"]);
+        assert.deepEqual(tree.nodes.map((n) => n.id).filter((id) => id >= 0).sort(), [0, 1, 2], "no OSD purged");
+        ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]));
     }
 
     before(async () => {
@@ -325,9 +340,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         for (const [k, node] of [["a", NODE1], ["b", NODE2], ["c", NODE2]]) {
             const osd = plan.container(osdWorkload[k], "osd");
             assert.deepEqual(osd.command.slice(3), ["ceph-osd", "run", "--device", devices[k], "--host", node]);
-            assert.deepEqual(c.containerEnv(osd).ZCLOUD_CEPH_KEYS, path.join(c.tmp, "osd-keys"), "the OSD gets the OSD Secret only");
+            const keyDir = c.containerEnv(osd).ZCLOUD_CEPH_KEYS;
+            assert.deepEqual(fs.readdirSync(keyDir), ["bootstrap-osd"], "the OSD gets the bootstrap-osd key only");
+            assert.equal(fs.readFileSync(path.join(keyDir, "bootstrap-osd"), "utf8").trim(), c.key("bootstrap-osd"));
         }
-        assert.deepEqual(fs.readdirSync(path.join(c.tmp, "osd-keys")), ["bootstrap-osd"]);
         c.osdDaemon("osd.0", osdWorkload.a);
         // one at a time: ids follow the order, and the machine has two cores
         await waitFor("osd.0 up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds >= 1 ? true : undefined));
@@ -428,6 +444,90 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         lap("OSD restart: prepare re-run activates");
     });
 
+    it("a device path renamed (another name of one disk): the new path's workload waits for the disk, the old path's drain keeps the OSD (same id, uuid, data); two names of one disk are refused", async () => {
+        const alias = `/dev/zc-tier-${process.pid}-osd-a`;
+        fs.symlinkSync(devices.a, alias);
+        try {
+            const renamed = await CephPlan.plan({ ...plan.stack, hosts: { ...plan.stack.hosts, [NODE1]: [alias] } });
+            // a new OSD workload and drain for the new path; the old path's are deleted (last)
+            const newWorkload = c.osdWorkloadsOf(renamed)[0];
+            const changes = diffPlans(plan.run.resources, renamed.run.resources).map((ch) => `${ch.kind} ${ch.resource.name}`).sort();
+            assert.deepEqual(
+                changes,
+                [
+                    `create ${newWorkload}`,
+                    `create ${FS}-${NODE1}-osd-${deviceSlug(alias)}-drain`,
+                    `delete ${osdWorkload.a}`,
+                    `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-drain`,
+                    `update ${FS}-${NODE1}-disks`,
+                    `update ${FS}-${NODE1}-label`,
+                ].sort(),
+            );
+            // the node's disk command: the disk already is osd.0 of this cluster
+            const disks = ok(await onNode(renamed.disks(FS, NODE1).create));
+            assert.ok(decisions(disks.stdout).includes(`zcloud: ${alias}: already osd.0 of this cluster; left as it is`), disks.stdout);
+            // two names of one disk in one list: refused, naming both, nothing done
+            const both = await onNode(withDevices(plan.disks(FS, NODE1).create, [devices.a], [devices.a, alias]));
+            assert.equal(both.code, 1, show(both));
+            assert.equal(both.stderr, `zcloud: ${alias}: refused: is the same disk as ${devices.a} (both resolve to ${devices.a}); list each disk once\n`);
+            assert.equal(both.stdout, "");
+
+            // Pulumi creates the new Deployment before it deletes the old one: its pod (a mount
+            // namespace of its own without the old pod's OSD mount, its own emptyDir and run
+            // dir, as a pod has) activates osd.0 from the label, then ceph-osd cannot
+            // open the block device the running osd.0 holds open exclusively (EBUSY) and exits;
+            // osd.0 stays up.
+            const newOsd = renamed.container(newWorkload, "osd");
+            const argv = c.containerArgv(newOsd);
+            const podOwn = [
+                `for m in $(awk '$2 ~ "^/var/lib/ceph/osd/" { print $2 }' /proc/mounts); do umount -l "$m"; done`,
+                'mount -t tmpfs pod-osd-data /var/lib/ceph/osd && mount -t tmpfs pod-run "$0" && exec "$@"',
+            ].join("; ");
+            const waiting = c.daemon("osd.0-new-pod", ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", podOwn, path.join(c.tmp, "run"), "/bin/sh", ...argv.slice(1)], c.containerEnv(newOsd));
+            const exit = await new Promise<number | null>((resolve) => {
+                const timer = setTimeout(() => waiting.kill("SIGKILL"), 120_000);
+                waiting.once("exit", (code) => {
+                    clearTimeout(timer);
+                    resolve(code);
+                });
+            });
+            const waitLog = c.daemonLog("osd.0-new-pod");
+            assert.notEqual(exit, 0, waitLog);
+            assert.match(waitLog, new RegExp(`zcloud: ${alias}: already osd\\.0 of this cluster \\(uuid ${osd0Uuid}\\); activating, not preparing`));
+            assert.match(waitLog, /bdev\(.*\/var\/lib\/ceph\/osd\/ceph-0\/block\) open open got: \(16\) Device or resource busy/, waitLog);
+            assert.ok(c.daemonPid("osd.0") !== undefined, "the old pod's osd.0 still runs");
+            assert.equal((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds, 2);
+
+            // then the old path's drain (its delete runs after the label holds the new list):
+            // the disk is still declared, as the alias, so osd.0 is kept: not out, not purged
+            const kept = await removeOsd("a", NODE1, alias);
+            assert.deepEqual(decisions(ok(kept.r).stdout), [
+                `zcloud: cluster ${c.fsid}: the admin pod's ceph.conf and the cluster it reaches are this storage's`,
+                `zcloud: ${devices.a}: kept osd.0: same disk is declared as ${alias}`,
+            ]);
+            assert.equal(kept.r.stderr, "");
+            assert.deepEqual(kept.calls.map((call) => call[4]), ["get", "exec", "get", "exec"], "admin pod, cluster check, annotation, label: no drain, scale, purge or zap");
+            assert.deepEqual(kept.calls[3].slice(-4), ["cephfs-osd-id", devices.a, c.fsid, alias]);
+            const dump = await c.cephJson<{ osds: { osd: number; up: number; in: number }[] }>(["osd", "dump"]);
+            assert.deepEqual(dump.osds.map((o) => `osd.${o.osd} up=${o.up} in=${o.in}`), ["osd.0 up=1 in=1", "osd.1 up=1 in=1"]);
+            ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.a]));
+
+            // the old Deployment is deleted; the new pod's next restart activates the same OSD
+            await c.stopDaemon("osd.0");
+            fs.renameSync(path.join(c.tmp, "log", "osd.0.out"), path.join(c.tmp, "log", "osd.0-before-rename.out"));
+            c.containerDaemon("osd.0", newOsd);
+            await waitFor("osd.0 up after the rename", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
+            assert.match(c.daemonLog("osd.0"), new RegExp(`zcloud: ${alias}: already osd\\.0 of this cluster \\(uuid ${osd0Uuid}\\); activating, not preparing`));
+            assert.match(c.daemonLog("osd.0"), new RegExp(`^zcloud-osd: ${alias} 0 ${osd0Uuid}$`, "m"));
+            const tree = await c.cephJson<{ nodes: { id: number }[] }>(["osd", "tree"]);
+            assert.deepEqual(tree.nodes.map((n) => n.id).filter((id) => id >= 0).sort(), [0, 1], "no new OSD");
+            assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
+        } finally {
+            fs.rmSync(alias, { force: true });
+        }
+        lap("rename: new pod waits for the busy disk, old drain keeps osd.0; two names refused");
+    });
+
     it("a device of another cluster, or with a filesystem, is refused and left untouched", async () => {
         // a bluestore label from another cluster: this cluster's label with a foreign fsid
         ok(await c.exec(["dd", `if=${devices.a}`, `of=${devices.foreign}`, "bs=4096", "count=1", "conv=fsync", "status=none"]));
@@ -436,7 +536,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const r = await c.script("ceph-osd", ["prepare", "--device", devices.foreign, "--host", NODE1]);
         assert.equal(r.code, 1, show(r));
         assert.match(r.stderr, new RegExp(`zcloud: ${devices.foreign}: refused: carries an OSD of another Ceph cluster \\(fsid ${otherFsid}, osd\\.0\\)`));
-        const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.foreign]);
+        const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.foreign, "--fsid", c.fsid]);
         assert.equal(zap.code, 1, show(zap));
         assert.match(zap.stderr, /refused: carries an OSD of another Ceph cluster/);
         // the node disk command (node 1's, device swapped) and the wipe storage's own refuse it too
@@ -470,16 +570,16 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
     it("drain refuses to take out an OSD whose data has nowhere to go; zap and purge refuse too", async () => {
         // two OSDs, two replicas: without osd.1 no pool fits
-        const r = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8"]);
+        const r = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8", "--fsid", c.fsid]);
         assert.equal(r.code, 1, show(r));
         assert.match(r.stderr, /zcloud: osd\.1: refused: draining it would leave pools without room for their replicas \(.*shared-fs-data needs 2 hosts, 1 would remain.*\); add capacity or lower replicas first - not marked out/);
         const dump = await c.cephJson<{ osds: { osd: number; in: number }[] }>(["osd", "dump"]);
         assert.equal(dump.osds.find((o) => o.osd === 1)?.in, 1, "osd.1 is still in");
 
-        const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.b]);
+        const zap = await c.script("ceph-osd-drain", ["zap", "--device", devices.b, "--fsid", c.fsid]);
         assert.equal(zap.code, 1, show(zap));
         assert.match(zap.stderr, /zcloud: .*: refused: osd\.1 still exists in this cluster; drain and purge it before zapping/);
-        const purge = await c.script("ceph-osd-drain", ["purge", "--id", "1", "--timeout", "3"]);
+        const purge = await c.script("ceph-osd-drain", ["purge", "--id", "1", "--timeout", "3", "--fsid", c.fsid]);
         assert.equal(purge.code, 3, show(purge));
         assert.match(purge.stderr, /zcloud: osd\.1: refused: still up after 3s; stop its daemon before purging/);
         ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]));
@@ -499,7 +599,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
         // data that cannot move yet (backfill held back): the wait is bounded and says why
         for (const flag of ["nobackfill", "norecover", "norebalance"]) ok(await c.ceph(["osd", "set", flag]));
-        const held = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8"]);
+        const held = await c.script("ceph-osd-drain", ["drain", "--id", "1", "--timeout", "8", "--fsid", c.fsid]);
         assert.equal(held.code, 3, show(held));
         assert.deepEqual(decisions(held.stdout), ["zcloud: osd.1: marked out; its placement groups move to other OSDs", "zcloud: osd.1: waiting up to 8s for safe-to-destroy (data moved off it)"]);
         assert.match(held.stderr, /zcloud: osd\.1: refused: not safe to destroy after 8s: .*(pgs currently mapped|not active\+clean|still reports \d+ placement groups).* it stays out and nothing was destroyed/);
@@ -512,13 +612,48 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // Before: keep osd.1's label block to put back later (stand-in for v19's copies below).
         const labelBlock = path.join(c.tmp, "scratch", "osd1-label");
         ok(await c.exec(["dd", `if=${devices.b}`, `of=${labelBlock}`, "bs=4096", "count=1", "status=none"]));
-        const removal = await removeOsd("b", NODE2);
+        // bound to its cluster: the same delete carrying another fsid refuses in the admin pod
+        // before reading the label, and changes nothing
+        const otherFsid = "00000000-0000-4000-8000-000000000000";
+        const wrong = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --fsid ${c.fsid} `, ` --fsid ${otherFsid} `));
+        assert.equal(wrong.r.code, 1, show(wrong.r));
+        assert.deepEqual(decisions(wrong.r.stderr), [
+            `zcloud: cluster ${otherFsid}: refused: the admin pod's ceph.conf is of cluster ${c.fsid}, not this storage's cluster ${otherFsid}; nothing was changed`,
+            `zcloud: ${NODE2} ${devices.b}: refused: the admin pod on ${NODE2} is not of this storage's cluster ${otherFsid} (see above); nothing was drained or deleted`,
+        ]);
+        assert.equal(wrong.calls.length, 2, "get pods and the cluster check only");
+        await osd1Untouched();
+        // without the provider's context (or kubeconfig) the drain cannot know the cluster
+        const unknown = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --context ${CONTEXT}`, ""));
+        assert.equal(unknown.r.code, 1, show(unknown.r));
+        assert.match(unknown.r.stderr, /refused: cannot tell which Kubernetes cluster the stack's provider uses/);
+        assert.equal(unknown.calls.length, 0, "no kubectl call at all");
+        // the node's devices annotation cannot be read (or is empty): a renamed disk cannot be
+        // told from a removed one, so nothing is drained
+        const subject = `zcloud: ${NODE2} ${devices.b}: `;
+        for (const [declared, reason] of [
+            [undefined, `cannot read annotation storage.zcloud.io/cephfs-devices of node ${NODE2} (see above)`],
+            ["", `node ${NODE2} has no annotation storage.zcloud.io/cephfs-devices`],
+        ] as const) {
+            const blind = await removeOsd("b", NODE2, declared);
+            assert.equal(blind.r.code, 1, show(blind.r));
+            assert.equal(
+                blind.r.stderr.split("\n").filter((l) => l.startsWith(subject)).join("\n"),
+                `${subject}refused: ${reason}, so cannot tell whether ${devices.b} is still declared under another name; nothing was drained or deleted`,
+            );
+            assert.deepEqual(blind.calls.map((call) => call[4]), ["get", "exec", "get"], "admin pod, cluster check, node annotation; nothing after");
+            assert.deepEqual(blind.calls[2].slice(4), ["get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
+        }
+        await osd1Untouched();
+
+        // osd.1's device (the first of node 2's two) is removed from the config: the annotation
+        // now lists only the other device; exactly osd.1 is drained, osd.2 on that node stays
+        const removal = await removeOsd("b", NODE2, devices.c);
         const out = ok(removal.r).stdout;
         const osd1 = decisions(out).filter((l) => l.startsWith("zcloud: osd.1: "));
         assert.equal(osd1[0], "zcloud: osd.1: already out");
         assert.ok(osd1.includes("zcloud: osd.1: safe to destroy; stop its daemon, then purge"), out);
         assert.deepEqual(osd1.filter((l) => /purged/.test(l)), ["zcloud: osd.1: purged (osdmap, crush and auth entries removed)"]);
-        const subject = `zcloud: ${NODE2} ${devices.b}: `;
         assert.deepEqual(decisions(out).filter((l) => l.startsWith(subject)), [
             `${subject}holds osd.1; draining before its workload is deleted`,
             `${subject}osd.1 workload ${osdWorkload.b} scaled to 0`,
@@ -533,11 +668,13 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const calls = removal.calls;
         const sorted = (sel: string) => sel.split(",").sort().join(",");
         assert.deepEqual([...calls[0].slice(0, 7), sorted(calls[0][7]), ...calls[0].slice(8)], [...ctx, "get", "pods", "--selector", sorted(adminSelector), "--field-selector", `spec.nodeName=${NODE2},status.phase=Running`, "--output", "jsonpath={.items[0].metadata.name}"]);
-        assert.deepEqual(calls[1].slice(0, 7), [...ctx, "exec", ADMIN_POD, "--"]);
-        assert.deepEqual(calls[1].slice(calls[1].length - 2), ["cephfs-osd-id", devices.b]);
-        const drainScript = plan.drain(NODE2, path.basename(devices.b)).environment.ZCLOUD_CEPH_DRAIN_SCRIPT;
-        const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript, "ceph-osd-drain", ...args];
-        assert.deepEqual(calls.slice(2), [
+        const drainScript = plan.drain(NODE2, devices.b).environment.ZCLOUD_CEPH_DRAIN_SCRIPT;
+        const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript, "ceph-osd-drain", ...args, "--fsid", c.fsid];
+        assert.deepEqual(calls[1], inPod("check"));
+        assert.deepEqual(calls[2], [...ctx, "get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
+        assert.deepEqual(calls[3].slice(0, 7), [...ctx, "exec", ADMIN_POD, "--"]);
+        assert.deepEqual(calls[3].slice(calls[3].length - 4), ["cephfs-osd-id", devices.b, c.fsid, devices.c]);
+        assert.deepEqual(calls.slice(4), [
             inPod("drain", "--id", "1", "--timeout", "600"),
             [...ctx, "get", "deployment", osdWorkload.b, "--ignore-not-found", "--output", "name"],
             [...ctx, "scale", "deployment", osdWorkload.b, "--replicas=0"],
@@ -553,7 +690,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // label put back and a stand-in copy, zap (the drain script the plan ships) clears both
         ok(await c.exec(["dd", `if=${labelBlock}`, `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
         ok(await c.exec(["dd", "if=/dev/urandom", `of=${devices.b}`, "bs=4096", "seek=262144", "count=1", "conv=notrunc", "status=none"]));
-        const inAdmin = (...args: string[]) => c.exec(["/bin/sh", "-c", drainScript, "ceph-osd-drain", ...args], { record: true });
+        const inAdmin = (...args: string[]) => c.exec(["/bin/sh", "-c", drainScript, "ceph-osd-drain", ...args, "--fsid", c.fsid], { record: true });
         const zap = ok(await inAdmin("zap", "--device", devices.b));
         assert.match(zap.stdout, new RegExp(`zcloud: ${devices.b}: zapped \\(label of purged osd\\.1, uuid [0-9a-f-]{36}, erased\\)`));
         label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
@@ -564,15 +701,18 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // re-runs are no-ops: the scripts, and the whole planned drain again
         assert.deepEqual(decisions(ok(await inAdmin("purge", "--id", "1")).stdout), ["zcloud: osd.1: already purged"]);
         assert.deepEqual(decisions(ok(await inAdmin("zap", "--device", devices.b)).stdout), [`zcloud: ${devices.b}: no bluestore label; nothing to zap`]);
-        const rerun = await removeOsd("b", NODE2);
-        assert.deepEqual(decisions(ok(rerun.r).stdout), [`${subject}no bluestore label on the device; nothing to drain`]);
+        const rerun = await removeOsd("b", NODE2, devices.c);
+        assert.deepEqual(decisions(ok(rerun.r).stdout), [
+            `zcloud: cluster ${c.fsid}: the admin pod's ceph.conf and the cluster it reaches are this storage's`,
+            `${subject}no bluestore label on the device; nothing to drain`,
+        ]);
         // a label that cannot be read fails the delete: an OSD is never deleted undrained
         ok(await c.exec(["sh", "-c", 'printf "bluestore block device\\nnot-a-uuid\\n" | dd of="$1" bs=4096 conv=sync,notrunc status=none', "garble", devices.b]));
-        const unreadable = await removeOsd("b", NODE2);
+        const unreadable = await removeOsd("b", NODE2, devices.c);
         assert.equal(unreadable.r.code, 1, show(unreadable.r));
         assert.match(unreadable.r.stderr, new RegExp(`${devices.b} has a bluestore label that ceph-bluestore-tool cannot read`));
         assert.match(unreadable.r.stderr, new RegExp(`^${subject}refused: cannot tell which OSD ${devices.b} holds \\(see above\\); nothing was drained or deleted$`, "m"));
-        assert.equal(unreadable.calls.length, 2, "no drain, scale or purge after the label lookup failed");
+        assert.equal(unreadable.calls.length, 4, "no drain, scale or purge after the label lookup failed");
         ok(await c.exec(["dd", "if=/dev/zero", `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
 
         // the node's disk command may now let the device go (osd.2 on the other device still holds)
@@ -584,6 +724,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
         const tree = await c.cephJson<{ nodes: { id: number }[] }>(["osd", "tree"]);
         assert.deepEqual(tree.nodes.map((n) => n.id).filter((id) => id >= 0).sort(), [0, 2]);
+        const left = await c.cephJson<{ osds: { osd: number; up: number; in: number }[] }>(["osd", "dump"]);
+        assert.deepEqual(left.osds.map((o) => `osd.${o.osd} up=${o.up} in=${o.in}`), ["osd.0 up=1 in=1", "osd.2 up=1 in=1"], "the others, also osd.2 on the same node, stay up and in");
         assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
         await waitFor("HEALTH_OK after the removal", 180_000, async () => {
             const h = await c.cephJson<{ checks: Record<string, unknown> }>(["health"]);

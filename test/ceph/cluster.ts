@@ -15,7 +15,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { cephNames } from "../../components/cephfs/cluster";
 import { renderNodeCommand } from "../../components/node/script";
-import { CephPlan, PlannedContainer } from "./planned";
+import { CephPlan, PlannedContainer, Volume } from "./planned";
 
 export const CEPH_BINARIES = [
     "ceph", "ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-volume", "ceph-fuse", "ceph-conf",
@@ -169,12 +169,29 @@ export class CephTestCluster {
             } else if (vol.secret) {
                 const dir = { [`ceph-${this.plan.stack.storage}-keys`]: "keys", [`ceph-${this.plan.stack.storage}-osd-keys`]: "osd-keys" }[vol.secret.secretName];
                 if (!dir) throw new Error(`${c.id}: unexpected Secret ${vol.secret.secretName}`);
-                map.push([m.mountPath, path.join(this.tmp, dir)]);
+                map.push([m.mountPath, this.projectSecret(c, path.join(this.tmp, dir), vol.secret)]);
             } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev")) {
                 throw new Error(`${c.id}: mount ${m.mountPath} has no place in the test`);
             }
         }
         return map;
+    }
+
+    /**
+     * A Secret volume as the kubelet projects it: only its `items` (all keys without), each
+     * with the volume's mode, in a directory of this container's own; a key the container does
+     * not mount is not there, so a script that reads it fails.
+     */
+    private projectSecret(c: PlannedContainer, source: string, secret: NonNullable<Volume["secret"]>): string {
+        const dir = path.join(this.tmp, "projected", c.id.replace(/[^A-Za-z0-9-]+/g, "_"));
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const items = secret.items ?? fs.readdirSync(source).map((key) => ({ key, path: key }));
+        for (const item of items) {
+            fs.copyFileSync(path.join(source, item.key), path.join(dir, item.path));
+            fs.chmodSync(path.join(dir, item.path), secret.defaultMode ?? 0o644);
+        }
+        return dir;
     }
 
     /** A container path (or a word holding one) as the test's path. */

@@ -4,6 +4,10 @@
 # calls that script makes, records every argv, and plays Kubernetes' part against the test
 # cluster:
 #   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
+#   get node <name> --output jsonpath={.metadata.annotations.<key>}
+#                                    -> the content of $ZCLOUD_TEST_NODES/<name> (the node's
+#                                       devices annotation); no such file: fails as an API
+#                                       error would (the annotation cannot be read)
 #   exec <pod> -- <argv>             -> <argv> in the test cluster's namespace with the admin
 #                                       container's env (file $ZCLOUD_TEST_ADMIN_ENV, NAME=VALUE
 #                                       lines), as `kubectl exec` runs it in the pod
@@ -20,7 +24,7 @@ printf '%s\0' "$#" "$@" >>"$log"
 
 while [ $# -gt 0 ]; do
     case $1 in
-        --context | --namespace) shift 2 ;;
+        --context | --namespace | --kubeconfig) shift 2 ;;
         *) break ;;
     esac
 done
@@ -33,6 +37,13 @@ die() {
 case "${1:-} ${2:-}" in
     "get pods")
         printf '%s' "$ZCLOUD_TEST_ADMIN_POD"
+        ;;
+    "get node")
+        if [ "${4:-}" != --output ] || [ "${5:-}" != 'jsonpath={.metadata.annotations.storage\.zcloud\.io/cephfs-devices}' ]; then
+            die "get node: unexpected $*"
+        fi
+        [ -e "$ZCLOUD_TEST_NODES/$3" ] || { echo "Error from server: cannot read node $3" >&2; exit 1; }
+        cat "$ZCLOUD_TEST_NODES/$3"
         ;;
     "exec $ZCLOUD_TEST_ADMIN_POD")
         shift 2

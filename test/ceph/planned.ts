@@ -6,6 +6,7 @@
  */
 import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
+import { deviceSlug } from "../../components/cephfs/cluster";
 import { planYaml, PlanRun, PlannedResource } from "../helpers/plan";
 
 export interface EnvVar {
@@ -21,7 +22,7 @@ export interface VolumeMount {
 export interface Volume {
     name: string;
     configMap?: { name: string };
-    secret?: { secretName: string; defaultMode?: number };
+    secret?: { secretName: string; defaultMode?: number; items?: Array<{ key: string; path: string }> };
     hostPath?: { path: string; type?: string };
     emptyDir?: Record<string, never>;
 }
@@ -139,9 +140,9 @@ export class CephPlan {
         return { create: get("create"), update: get("update"), delete: get("delete") };
     }
 
-    /** The drain local command of (node, device slug). */
-    drain(node: string, slug: string): PlannedDrain {
-        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${slug}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
+    /** The drain local command of (node, declared device). */
+    drain(node: string, device: string): PlannedDrain {
+        const inputs = this.resource(`${this.stack.storage}-${node}-osd-${deviceSlug(device)}-drain`, "command:local:Command").inputs as unknown as PlannedDrain;
         assert.equal(typeof inputs.delete, "string");
         return inputs;
     }

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
@@ -78,10 +83,11 @@ describe("CephFS graph", () => {
         assert.ok(dependsOn(drain, named("ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet")));
         assert.ok(dependsOn(osd, disks));
         const del = String((drain.inputs as any).delete);
-        assert.match(del, /cephfs-osd-remove --namespace zcloud-storage --node node5 --device \/dev\/disk\/by-id\/wwn-0x6 /);
+        const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((named("shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
+        assert.match(del, new RegExp(`cephfs-osd-remove --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 --devices-annotation storage\\.zcloud\\.io/cephfs-devices `));
         assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
-        assert.match(String((drain.inputs as any).environment.ZCLOUD_CEPH_DRAIN_SCRIPT), /ceph-osd-drain\.sh drain\|purge/);
+        assert.match(String((drain.inputs as any).environment.ZCLOUD_CEPH_DRAIN_SCRIPT), /ceph-osd-drain\.sh check \| drain\|purge/);
     });
 
     test("mons and OSDs are pinned to their nodes; mons by name order, OSDs also need the label", () => {
@@ -149,6 +155,61 @@ describe("CephFS graph", () => {
         }
     });
 
+    test("each container mounts only the Secret keys its step uses; long-running mon, mgr and mds mount none", () => {
+        const workloads = run.resources.filter((r) => /^kubernetes:(apps\/v1:(Deployment|DaemonSet)|batch\/v1:Job)$/.test(r.type) && /^(ceph-shared-fs-|shared-fs-)/.test(r.name));
+        const mounted: Record<string, string> = {};
+        for (const w of workloads) {
+            const pod = podSpec(w);
+            for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+                const keys = (c.volumeMounts ?? []).flatMap((m: any) => {
+                    const secret = pod.volumes.find((v: any) => v.name === m.name)?.secret;
+                    if (!secret) return [];
+                    assert.ok(secret.items, `${w.name}/${c.name}: Secret ${secret.secretName} mounted whole`);
+                    return secret.items.map((i: any) => `${secret.secretName}:${i.key}`);
+                });
+                mounted[`${w.name}/${c.name}`] = keys.sort().join(" ");
+            }
+        }
+        const keys = (...k: string[]) => k.map((x) => `ceph-shared-fs-${x}`).join(" ");
+        const expected: Record<string, string> = {
+            "ceph-shared-fs-admin/admin": keys("keys:admin"),
+            "shared-fs-filesystem/filesystem": keys("keys:admin", "keys:csi"),
+            "shared-fs-filesystem/csi-user": keys("keys:admin", "keys:csi"),
+        };
+        for (const id of ["a", "b", "c"]) {
+            expected[`ceph-shared-fs-mon-${id}/mon-init`] = keys("keys:admin", "keys:bootstrap-osd", "keys:mon");
+            expected[`ceph-shared-fs-mon-${id}/mon`] = "";
+        }
+        for (const [type, ids] of [["mgr", ["a", "b"]], ["mds", ["a", "b"]]] as const) {
+            for (const id of ids) {
+                expected[`ceph-shared-fs-${type}-${id}/keyring`] = keys("keys:admin");
+                expected[`ceph-shared-fs-${type}-${id}/${type}`] = "";
+            }
+        }
+        for (const osd of ["node3-wwn-0x3", "node4-wwn-0x4", "node5-wwn-0x5", "node5-wwn-0x6"]) {
+            expected[`ceph-shared-fs-osd-${osd}/osd`] = keys("osd-keys:bootstrap-osd");
+        }
+        assert.deepEqual(mounted, expected);
+    });
+
+    test("the drain's kubectl targets the provider's cluster: kubernetes:context, kubernetes:kubeconfig, or nothing (the script refuses)", async () => {
+        const drainOf = async (extra: Record<string, unknown>) => {
+            const r = await planValues({ ...cephfs({ node3: ["/dev/sdb"] }), ...extra });
+            assert.equal(r.error, undefined, r.error?.message);
+            return resourceNamed(r, "shared-fs-node3-osd-sdb-drain", LOCAL).inputs as any;
+        };
+        const none = await drainOf({});
+        assert.match(none.delete, / --timeout 600$/, "no --context nor --kubeconfig after the last argument");
+        const ctx = await drainOf({ "kubernetes:context": "prod-admin" });
+        assert.match(ctx.delete, / --context prod-admin$/);
+        const file = await drainOf({ "kubernetes:context": "prod-admin", "kubernetes:kubeconfig": "/srv/kube/prod.yaml" });
+        assert.match(file.delete, / --context prod-admin --kubeconfig \/srv\/kube\/prod\.yaml$/);
+        const content = await drainOf({ "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n" });
+        assert.match(content.delete, / --kubeconfig-from-env$/);
+        assert.equal(content.environment, "[secret]", "kubeconfig content only in the environment, kept as a secret");
+        assert.doesNotMatch(content.delete, /apiVersion/);
+    });
+
     test("the policy pack reports nothing for a valid cephfs stack", () => {
         assert.deepEqual(evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }))), []);
     });
@@ -162,5 +223,77 @@ describe("CephFS graph", () => {
         assert.deepEqual(others, ["update shared-fs-filesystem"]);
         const fsJob = changes.find((c) => c.resource.name === "shared-fs-filesystem")!;
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
+    });
+
+    /** `npm run plan -- <new> --diff <old> --json` on two stack files: `<kind> <name>` per change, and the old plan. */
+    async function planDiff(oldHosts: Record<string, string[]>, newHosts: Record<string, string[]>): Promise<{ changes: string[]; old: PlanRun }> {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-cephfs-diff-"));
+        try {
+            const file = (name: string, hosts: Record<string, string[]>) => {
+                const f = path.join(dir, `Pulumi.${name}.yaml`);
+                fs.writeFileSync(f, yaml.dump({ config: Object.fromEntries(Object.entries(cephfs(hosts)).map(([k, v]) => [`zcloud-storage:${k}`, v])) }));
+                return f;
+            };
+            const [oldFile, newFile] = [file("old", oldHosts), file("new", newHosts)];
+            const out = await new Promise<string>((resolve, reject) =>
+                execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", newFile, "--diff", oldFile, "--json"], { maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+                    err ? reject(new Error(stderr)) : resolve(stdout),
+                ),
+            );
+            const changes = (JSON.parse(out).changes as Array<{ kind: string; urn: string }>).map((c) => `${c.kind} ${c.urn.split("::").pop()}`).sort();
+            const old = await planValues(cephfs(oldHosts));
+            assert.equal(old.error, undefined, old.error?.message);
+            return { changes, old };
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    }
+
+    test("renaming a device path (kernel name to by-id) creates the new path's OSD and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
+        const { changes, old } = await planDiff({ ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] }, { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
+        assert.deepEqual(changes, [
+            "create ceph-shared-fs-osd-node5-wwn-0x5",
+            "create shared-fs-node5-osd-wwn-0x5-drain",
+            "delete ceph-shared-fs-osd-node5-sdb",
+            "delete shared-fs-node5-osd-sdb-drain",
+            "update shared-fs-node5-disks",
+            "update shared-fs-node5-label",
+        ]);
+        // Deletes run after the label update: the old drain reads the new list from this
+        // annotation (same key) and keeps the OSD when a declared path is the same disk.
+        const label = resourceNamed(old, "shared-fs-node5-label").inputs as any;
+        assert.equal(label.metadata.annotations["storage.zcloud.io/cephfs-devices"], "/dev/sdb,/dev/sdc");
+        const drain = resourceNamed(old, "shared-fs-node5-osd-sdb-drain", LOCAL);
+        const del = String((drain.inputs as any).delete);
+        const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((resourceNamed(old, "shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
+        const sorted = (selector: string) => selector.split(",").sort().join(",");
+        const adminSelector = Object.entries((resourceNamed(old, "ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet").inputs as any).spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`);
+        const args = del.slice(del.indexOf(" cephfs-osd-remove ") + 1).split(" ");
+        args[args.indexOf("--admin-selector") + 1] = sorted(args[args.indexOf("--admin-selector") + 1]);
+        assert.deepEqual(args, [
+            ...["cephfs-osd-remove", "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
+            ...["--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", sorted(adminSelector.join(","))],
+            ...["--osd-deployment", "ceph-shared-fs-osd-node5-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-shared-fs-osd-node5-sdb", "--timeout", "600"],
+        ]);
+        assert.ok(dependsOn(drain, resourceNamed(old, "shared-fs-node5-label")), "the drain goes before the label it reads");
+    });
+
+    test("removing a device in the middle of a node's list deletes exactly that device's OSD and drain; the others do not change", async () => {
+        const devs = ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x8"];
+        const { changes } = await planDiff({ ...threeHosts, node5: devs }, { ...threeHosts, node5: [devs[0], devs[2]] });
+        assert.deepEqual(changes, ["delete ceph-shared-fs-osd-node5-wwn-0x6", "delete shared-fs-node5-osd-wwn-0x6-drain", "update shared-fs-node5-disks", "update shared-fs-node5-label"]);
+    });
+
+    test("OSD workloads and drains are named by device path, as in earlier releases (no rename, no alias); an OSD is replaced delete-first", () => {
+        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
+        assert.equal(osd.deleteBeforeReplace, true, "never two OSD daemons on one store through a replace");
+        assert.deepEqual(
+            run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-osd-")).map((r) => r.name).sort(),
+            ["ceph-shared-fs-osd-node3-wwn-0x3", "ceph-shared-fs-osd-node4-wwn-0x4", "ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"],
+        );
+        assert.deepEqual(
+            run.resources.filter((r) => r.type === LOCAL).map((r) => r.name).sort(),
+            ["shared-fs-node3-osd-wwn-0x3-drain", "shared-fs-node4-osd-wwn-0x4-drain", "shared-fs-node5-osd-wwn-0x5-drain", "shared-fs-node5-osd-wwn-0x6-drain"],
+        );
     });
 });

@@ -58,6 +58,19 @@ zcc_fsid() {
     printf '%s\n' "$zcc_fsid_v"
 }
 
+# zcc_require_cluster FSID: stops unless ceph.conf and the cluster the admin key reaches are
+# FSID (the storage's cluster, from Pulumi state): removal steps never act on another cluster.
+zcc_require_cluster() {
+    zcc_rq_conf=$(zcc_fsid)
+    if [ "$zcc_rq_conf" != "$1" ]; then
+        zc_die "cluster $1" "the admin pod's ceph.conf is of cluster $zcc_rq_conf, not this storage's cluster $1; nothing was changed"
+    fi
+    zcc_rq_live=$(zcc_ceph fsid 2>/dev/null) || zc_fail "cluster $1" "cannot ask the cluster for its fsid"
+    if [ "$zcc_rq_live" != "$1" ]; then
+        zc_die "cluster $1" "the admin pod reaches cluster $zcc_rq_live, not this storage's cluster $1; nothing was changed"
+    fi
+}
+
 # zcc_read_key FILE: prints the bare key held in FILE after checking its shape.
 # The caller captures it with $(...): a builtin's output, never an argument of a program.
 zcc_read_key() {

@@ -1,4 +1,8 @@
 #!/bin/sh
+# Every action takes --fsid <fsid>, the storage's cluster from Pulumi state, and first refuses
+# (changing nothing) unless ceph.conf and the cluster the admin key reaches are that cluster.
+# ceph-osd-drain.sh check --fsid <fsid>
+#   Only that check.
 # ceph-osd-drain.sh drain --id <n> [--timeout <s>]
 #   Refuses (not marking it out) when some pool's replicas would not fit in the failure domains
 #   left without osd.<n>. Otherwise marks it out (once) and waits, bounded, until its data lives
@@ -23,7 +27,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-dr_usage="ceph-osd-drain.sh drain|purge --id <n> [--timeout <s>] | zap --device <dev> | remove --id <n> --device <dev> [--timeout <s>]"
+dr_usage="ceph-osd-drain.sh check | drain|purge --id <n> [--timeout <s>] | zap --device <dev> | remove --id <n> --device <dev> [--timeout <s>] (each with --fsid <fsid>)"
 
 # dr_osd_state ID: prints "absent", or "<up|down> <in|out>" from the osdmap.
 dr_osd_state() {
@@ -215,13 +219,15 @@ dr_zap() {
 }
 
 dr_action=${1:-}
-case $dr_action in drain | purge | zap | remove) shift ;; *) zcc_usage "$dr_usage" ;; esac
+case $dr_action in check | drain | purge | zap | remove) shift ;; *) zcc_usage "$dr_usage" ;; esac
+dr_fsid_want=
 dr_osd=
 dr_dev=
 dr_timeout=600
 while [ $# -gt 0 ]; do
     case $1 in
         --id) zcc_need_value "$1" "${2:-}"; dr_osd=$2; shift 2 ;;
+        --fsid) zcc_need_value "$1" "${2:-}"; dr_fsid_want=$2; shift 2 ;;
         --device) zcc_need_value "$1" "${2:-}"; dr_dev=$2; shift 2 ;;
         --timeout) zcc_need_value "$1" "${2:-}"; dr_timeout=$2; shift 2 ;;
         *) zcc_usage "$dr_usage" ;;
@@ -236,7 +242,10 @@ case $dr_action in
     zap | remove) [ -n "$dr_dev" ] || zcc_usage "$dr_usage" ;;
 esac
 
+[ -n "$dr_fsid_want" ] || zcc_usage "$dr_usage"
+zcc_require_cluster "$dr_fsid_want"
 case $dr_action in
+    check) zc_log "cluster $dr_fsid_want" "the admin pod's ceph.conf and the cluster it reaches are this storage's" ;;
     drain) dr_drain "$dr_osd" ;;
     purge) dr_purge "$dr_osd" ;;
     zap) dr_zap "$dr_dev" ;;

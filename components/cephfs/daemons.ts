@@ -1,0 +1,57 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { mount } from "../k8s/workloads";
+import { CephPods, cephPaths } from "./pods";
+import { cephScriptCommand } from "./scripts";
+
+export interface CephDaemonsArgs {
+    pods: CephPods;
+    type: "mgr" | "mds";
+    /** Daemon ids (a, b, ...). */
+    ids: string[];
+    /** The Secret the keyring init step reads client.admin from. */
+    keys: k8s.core.v1.Secret;
+    /** What each daemon waits for. */
+    dependsOn: pulumi.Resource[];
+}
+
+/**
+ * Managers or metadata servers: one Deployment per id, spread over nodes, the daemon's keyring
+ * made by an init step (ceph-keyring.sh daemon) into the pod's data emptyDir.
+ */
+export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
+    const { pods, type } = a;
+    const component = `ceph-${type}`;
+    const dataMount = mount("data", `${cephPaths.data}/${type}`);
+    return a.ids.map((id) =>
+        pods.single(
+            type === "mgr" ? pods.names.mgr(id) : pods.names.mds(id),
+            component,
+            { ...pods.labels(component), [`storage.zcloud.io/${component}`]: id },
+            pods.pod([pods.keysVolume(a.keys, ["admin"]), { name: "data", emptyDir: {} }], {
+                affinity: {
+                    podAntiAffinity: {
+                        preferredDuringSchedulingIgnoredDuringExecution: [
+                            { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { ...pods.labels(component) } }, topologyKey: "kubernetes.io/hostname" } },
+                        ],
+                    },
+                },
+                initContainers: [
+                    pods.container({
+                        name: "keyring",
+                        command: cephScriptCommand("ceph-keyring.sh", ["daemon", type, id]),
+                        volumeMounts: [...pods.keyedMounts, dataMount],
+                    }),
+                ],
+                containers: [
+                    pods.container({
+                        name: type,
+                        command: [`ceph-${type}`, "--foreground", "--id", id, "--setuser", "ceph", "--setgroup", "ceph"],
+                        volumeMounts: [pods.confMount, dataMount],
+                    }),
+                ],
+            }),
+            a.dependsOn,
+        ),
+    );
+}

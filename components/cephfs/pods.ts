@@ -1,0 +1,126 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { ServiceAccountGrant } from "../k8s/rbac";
+import { mount } from "../k8s/workloads";
+import { commonLabels } from "../naming";
+import { cephNames } from "./cluster";
+
+export type Container = k8s.types.input.core.v1.Container;
+export type Volume = k8s.types.input.core.v1.Volume;
+export type PodSpec = k8s.types.input.core.v1.PodSpec;
+/** A key of the storage's key Secrets (a file of the key directory). */
+export type CephKeyName = "mon" | "admin" | "bootstrap-osd" | "csi";
+
+/** Where the Ceph containers find things (ceph-lib.sh settings). */
+export const cephPaths = { conf: "/etc/ceph", keys: "/etc/zcloud/ceph-keys", data: "/var/lib/ceph" };
+export const cephEnv = [
+    { name: "CEPH_CONF", value: `${cephPaths.conf}/ceph.conf` },
+    { name: "ZCLOUD_CEPH_KEYS", value: cephPaths.keys },
+    { name: "ZCLOUD_CEPH_DATA", value: cephPaths.data },
+];
+
+export interface CephPodsArgs {
+    /** The storage's name. */
+    storage: string;
+    namespace: pulumi.Input<string>;
+    /** The Ceph image reference. */
+    image: string;
+    /** The storage's ceph.conf ConfigMap. */
+    conf: k8s.core.v1.ConfigMap;
+    /** The account every Ceph pod runs as (no token mounted). */
+    account: ServiceAccountGrant;
+    /** The storage component: parent of every workload. */
+    parent: pulumi.Resource;
+}
+
+/**
+ * What every Ceph workload of one storage shares: its image, env and ceph.conf mount, the pod
+ * base (account, ceph.conf volume) and the single-replica Deployment daemons run in. Each
+ * concern's file (mons, mgr and mds, OSDs, admin pods, filesystem) builds on it.
+ */
+export class CephPods {
+    readonly storage: string;
+    readonly names: ReturnType<typeof cephNames>;
+    readonly namespace: pulumi.Input<string>;
+    readonly account: ServiceAccountGrant;
+    readonly child: pulumi.CustomResourceOptions;
+    private readonly image: string;
+    private readonly confVolume: Volume;
+
+    constructor(a: CephPodsArgs) {
+        this.storage = a.storage;
+        this.names = cephNames(a.storage);
+        this.namespace = a.namespace;
+        this.account = a.account;
+        this.child = { parent: a.parent };
+        this.image = a.image;
+        this.confVolume = { name: "ceph-conf", configMap: { name: a.conf.metadata.name } };
+    }
+
+    /** The storage's common labels for one component. */
+    labels(component: string): Record<string, string> {
+        return commonLabels(component, this.storage);
+    }
+
+    /**
+     * The `ceph-keys` volume: only the named keys of a key Secret (read-only for the owner). A
+     * pod gets the keys its steps use, nothing more; only the containers that mount it see them.
+     */
+    keysVolume(secret: k8s.core.v1.Secret, keys: CephKeyName[]): Volume {
+        return { name: "ceph-keys", secret: { secretName: secret.metadata.name, defaultMode: 0o400, items: keys.map((key) => ({ key, path: key })) } };
+    }
+
+    /** ceph.conf alone: what a long-running daemon with its own keyring mounts. */
+    readonly confMount = mount("ceph-conf", cephPaths.conf);
+
+    /** ceph.conf and the key directory: for the steps that act as a Ceph user from a Secret key. */
+    get keyedMounts() {
+        return [this.confMount, { name: "ceph-keys", mountPath: cephPaths.keys, readOnly: true }];
+    }
+
+    /** A container of the Ceph image with the Ceph env, ceph.conf (no keys) and small requests. */
+    container(c: Partial<Container> & { name: string }): Container {
+        return {
+            image: this.image,
+            env: cephEnv,
+            volumeMounts: [this.confMount],
+            resources: { requests: { cpu: "50m", memory: "128Mi" } },
+            ...c,
+        };
+    }
+
+    /** A pod spec on the storage's account with the ceph.conf volume and `volumes`. */
+    pod(volumes: Volume[], extra: PodSpec): PodSpec {
+        return {
+            serviceAccountName: this.account.serviceAccount.metadata.name,
+            automountServiceAccountToken: false,
+            volumes: [this.confVolume, ...volumes],
+            ...extra,
+        };
+    }
+
+    /** One daemon in a one-replica Deployment named `workload`, never two at once. */
+    single(
+        workload: string,
+        component: string,
+        podLabels: Record<string, string>,
+        spec: PodSpec,
+        deps: pulumi.Resource[],
+        extra: pulumi.CustomResourceOptions = {},
+    ): k8s.apps.v1.Deployment {
+        return new k8s.apps.v1.Deployment(
+            workload,
+            {
+                metadata: { name: workload, namespace: this.namespace, labels: this.labels(component) },
+                spec: {
+                    replicas: 1,
+                    // Never two daemons of one id (or on one store) at once.
+                    strategy: { type: "Recreate" },
+                    selector: { matchLabels: podLabels },
+                    template: { metadata: { labels: podLabels }, spec },
+                },
+            },
+            { ...this.child, ...extra, dependsOn: [...deps, ...this.account.ready], customTimeouts: { create: "10m", update: "10m", delete: "10m" } },
+        );
+    }
+}
