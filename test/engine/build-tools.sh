@@ -6,7 +6,8 @@
 #   tools: node pulumi language-nodejs kubernetes etcd kwok provider-kubernetes provider-command
 #          provider-random (default: all of them)
 # Env:   ZCLOUD_ENGINE_CACHE  cache root (default $HOME/.cache/zcloud-storage/engine)
-# Output: one line per tool "<tool> <version>: built|cached in <s>s, <size>", then, as the last
+# Output: one line per tool "<tool> <version>: built|cached in <s>s, <size>" (or FAILED, and the
+#   script exits 1 after trying the others, naming what was not built), then, as the last
 #   line of stdout, the path of a sourceable env file: PATH with every built binary first (node,
 #   pulumi, pulumi-language-nodejs, kubectl, kube-*, etcd, kwok), PULUMI_HOME (plugins installed
 #   there), PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true, PULUMI_SKIP_UPDATE_CHECK=true,
@@ -176,6 +177,7 @@ tool_version() {
 }
 
 # Builds one tool into <cache>/<tool>-<version>/bin unless its .done marker says it is there.
+# A tool that cannot be built is reported and named in $failed; the others still build.
 ensure_tool() {
   tool=$1 version=$(tool_version "$1")
   dir=$CACHE/$tool-$version
@@ -185,7 +187,15 @@ ensure_tool() {
   else
     rm -rf "$dir"
     mkdir -p "$dir/bin"
-    "build_$(echo "$tool" | tr - _)" "$dir/bin"
+    set +e
+    (set -e; "build_$(echo "$tool" | tr - _)" "$dir/bin")
+    status=$?
+    set -e
+    if [ "$status" -ne 0 ]; then
+      echo "$tool $version: FAILED after $(( $(date +%s) - start ))s"
+      failed="$failed $tool"
+      return 0
+    fi
     touch "$dir/.done"
     state=built
   fi
@@ -213,11 +223,12 @@ main() {
   command -v go >/dev/null || die "go is not installed (Go 1.26 or newer is needed)"
   mkdir -p "$CACHE/src" "$PULUMI_HOME"
   tools=${*:-$ALL_TOOLS}
-  total=$(date +%s)
+  total=$(date +%s) failed=""
   for tool in $tools; do
     ensure_tool "$tool"
   done
   echo "total: $(( $(date +%s) - total ))s, cache $(du -sh "$CACHE" | cut -f1)"
+  [ -z "$failed" ] || die "not built:$failed (see the messages above)"
   write_env
 }
 
