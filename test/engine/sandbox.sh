@@ -66,7 +66,7 @@ start() {
     [ "$(id -u)" = 0 ] || { echo "sandbox: needs root (loop devices, LVM, sshd)" >&2; exit 1; }
     dir=$(mktemp -d "${TMPDIR:-/tmp}/zcloud-sandbox.XXXXXX")
     # A failed start leaves nothing behind.
-    trap 'echo "sandbox: start failed; releasing $dir" >&2; stop "$dir" >&2' EXIT
+    trap 'echo "sandbox: start failed; releasing $dir" >&2; release "$dir" >&2' EXIT
     write_env "$dir" "$(tools_env)"
     # shellcheck disable=SC1091 # written just above
     . "$dir/env"
@@ -80,20 +80,24 @@ start() {
     printf '%s\n' "$dir"
 }
 
-stop() {
-    dir=$1
-    [ -d "$dir" ] || { echo "sandbox: no sandbox at $dir" >&2; exit 1; }
-    [ -f "$dir/env" ] || [ -d "$dir/nodes" ] || { echo "sandbox: $dir is not a sandbox directory" >&2; exit 1; }
-    if [ -f "$dir/env" ]; then
+# release DIR: ends what the sandbox in DIR started, frees its devices, removes DIR.
+release() {
+    if [ -f "$1/env" ]; then
         # shellcheck disable=SC1091 # the sandbox's own env file
-        . "$dir/env"
+        . "$1/env"
     fi
-    nodes_cli stop "$dir"
-    if [ -d "$dir/controlplane" ]; then
-        bash "$here/controlplane.sh" stop "$dir/controlplane"
+    nodes_cli stop "$1"
+    if [ -d "$1/controlplane" ]; then
+        bash "$here/controlplane.sh" stop "$1/controlplane"
     fi
-    rm -rf "$dir"
-    echo "sandbox: stopped and released $dir"
+    rm -rf "$1"
+}
+
+stop() {
+    [ -d "$1" ] || { echo "sandbox: no sandbox at $1" >&2; exit 1; }
+    [ -f "$1/env" ] || [ -d "$1/nodes" ] || { echo "sandbox: $1 is not a sandbox directory" >&2; exit 1; }
+    release "$1"
+    echo "sandbox: stopped and released $1"
 }
 
 case "${1:-}" in
