@@ -107,15 +107,15 @@ async function edit(label: string, hosts: Record<string, number[]>, nfsPath?: st
     return ops;
 }
 
-/** Samples every process command line until stopped; returns what was seen. */
+/** Samples every process command line until stopped; returns each distinct one seen. */
 function sampleCommandLines(): { stop: () => Promise<string> } {
-    let seen = "";
+    const seen = new Set<string>();
     let running = true;
     const loop = (async () => {
         while (running) {
             for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
                 try {
-                    seen += fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ") + "\n";
+                    seen.add(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
                 } catch {
                     // the process ended meanwhile
                 }
@@ -127,7 +127,7 @@ function sampleCommandLines(): { stop: () => Promise<string> } {
         stop: async () => {
             running = false;
             await loop;
-            return seen;
+            return [...seen].join("\n");
         },
     };
 }
