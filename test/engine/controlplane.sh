@@ -192,20 +192,32 @@ EOF
   say "node $name Ready"
 }
 
-# Ends the components in reverse start order: TERM, then KILL after 10 s.
-stop() {
-  [ -d "$dir/pids" ] || { say "nothing to stop in $dir"; return 0; }
-  for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+# Sends TERM to the named components at once; KILL to any still running 10 s later.
+stop_group() {
+  running=""
+  for name in "$@"; do
     pidfile=$dir/pids/$name
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
-    if kill -TERM "$pid" 2>/dev/null; then
-      for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-      kill -KILL "$pid" 2>/dev/null || true
-      say "stopped $name ($pid)"
-    fi
+    ! kill -TERM "$pid" 2>/dev/null || running="$running $pid:$name"
     rm -f "$pidfile"
   done
+  for entry in $running; do
+    pid=${entry%%:*}
+    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    if kill -KILL "$pid" 2>/dev/null; then
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    say "stopped ${entry#*:} ($pid)"
+  done
+}
+
+# The API server's clients first, then the API server, then etcd (it needs etcd to shut down).
+stop() {
+  [ -d "$dir/pids" ] || { say "nothing to stop in $dir"; return 0; }
+  stop_group kwok kube-scheduler kube-controller-manager
+  stop_group kube-apiserver
+  stop_group etcd
   rmdir "$dir/pids"
 }
 
