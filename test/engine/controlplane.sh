@@ -3,8 +3,10 @@
 #
 # Usage:
 #   bash test/engine/controlplane.sh start <dir>           etcd, kube-apiserver (RBAC+Node authz,
-#        client-certificate admin), kube-controller-manager, kube-scheduler and kwok, each on a
-#        free 127.0.0.1 port; writes <dir>/kubeconfig; logs in <dir>/logs, pids in <dir>/pids.
+#        privileged pods allowed as in kubeadm clusters, client-certificate admin),
+#        kube-controller-manager, kube-scheduler and kwok, each on a free 127.0.0.1 port, and the
+#        snapshot CRDs of cluster-crds.yaml; writes <dir>/kubeconfig; logs in <dir>/logs, pids in
+#        <dir>/pids.
 #   bash test/engine/controlplane.sh add-node <dir> <name> a Node managed by kwok, waited Ready.
 #   bash test/engine/controlplane.sh stop <dir>            ends every process start began (also
 #        after a failed start); removes nothing outside <dir>.
@@ -104,8 +106,17 @@ start_apiserver() {
     --client-ca-file "$pki/ca.crt" --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
     --service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
-    --enable-admission-plugins NodeRestriction --cert-dir "$pki/apiserver-generated"
+    --enable-admission-plugins NodeRestriction --cert-dir "$pki/apiserver-generated" \
+    --allow-privileged=true
   await kube-apiserver api_ready
+}
+
+# The CRDs a cluster with volume snapshots brings (cluster-crds.yaml), served before start returns.
+create_cluster_crds() {
+  kubectl --kubeconfig "$dir/kubeconfig" apply -f "$here/cluster-crds.yaml" >/dev/null
+  kubectl --kubeconfig "$dir/kubeconfig" wait --for condition=Established --timeout "${timeout_s}s" \
+    crd/volumesnapshotclasses.snapshot.storage.k8s.io >/dev/null
+  say "cluster CRDs established"
 }
 
 start_controller_manager() {
@@ -150,6 +161,7 @@ start() {
   make_pki
   start_etcd
   start_apiserver
+  create_cluster_crds
   start_controller_manager
   start_scheduler
   start_kwok
@@ -180,20 +192,32 @@ EOF
   say "node $name Ready"
 }
 
-# Ends the components in reverse start order: TERM, then KILL after 10 s.
-stop() {
-  [ -d "$dir/pids" ] || { say "nothing to stop in $dir"; return 0; }
-  for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+# Sends TERM to the named components at once; KILL to any still running 10 s later.
+stop_group() {
+  running=""
+  for name in "$@"; do
     pidfile=$dir/pids/$name
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
-    if kill -TERM "$pid" 2>/dev/null; then
-      for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-      kill -KILL "$pid" 2>/dev/null || true
-      say "stopped $name ($pid)"
-    fi
+    ! kill -TERM "$pid" 2>/dev/null || running="$running $pid:$name"
     rm -f "$pidfile"
   done
+  for entry in $running; do
+    pid=${entry%%:*}
+    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    if kill -KILL "$pid" 2>/dev/null; then
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    say "stopped ${entry#*:} ($pid)"
+  done
+}
+
+# The API server's clients first, then the API server, then etcd (it needs etcd to shut down).
+stop() {
+  [ -d "$dir/pids" ] || { say "nothing to stop in $dir"; return 0; }
+  stop_group kwok kube-scheduler kube-controller-manager
+  stop_group kube-apiserver
+  stop_group etcd
   rmdir "$dir/pids"
 }
 
