@@ -3,6 +3,7 @@ import * as fs from "fs";
 import * as yaml from "js-yaml";
 import * as os from "os";
 import * as path from "path";
+import { generatedLvmValues } from "./benchStack";
 
 /**
  * `npm run plan` as users run it, on generated stacks of N LVM nodes x 4 devices (one storage),
@@ -18,20 +19,9 @@ const projectRoot = path.resolve(__dirname, "..");
 
 /** A stack file with `nodes` nodes of 4 by-id devices each, every host key pinned. */
 function generatedStack(nodes: number, devicesPerNode = 4): string {
-    const names = Array.from({ length: nodes }, (_, i) => `node${String(i + 1).padStart(4, "0")}`);
-    const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBenchBenchBenchBenchBenchBenchBenchBench";
-    const device = (i: number, d: number) => `/dev/disk/by-id/wwn-0x5000c500${String(i * devicesPerNode + d).padStart(8, "0")}`;
-    const config = {
-        "zcloud-storage:ssh": { privateKey: { secure: "v1:bench" }, hostKeys: Object.fromEntries(names.map((n) => [n, hostKey])) },
-        "zcloud-storage:nodes": Object.fromEntries(names.map((n, i) => [n, { address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }])),
-        "zcloud-storage:lvm": [
-            {
-                name: "local-fast",
-                default: true,
-                hosts: Object.fromEntries(names.map((n, i) => [n, Array.from({ length: devicesPerNode }, (_, d) => device(i, d))])),
-            },
-        ],
-    };
+    const values = generatedLvmValues(nodes, devicesPerNode);
+    const ssh = { ...(values.ssh as Record<string, unknown>), privateKey: { secure: "v1:bench" } };
+    const config = Object.fromEntries(Object.entries({ ...values, ssh }).map(([k, v]) => [`zcloud-storage:${k}`, v]));
     return yaml.dump({ config }, { lineWidth: -1 });
 }
 

@@ -56,7 +56,7 @@ export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAdd
 
 export interface NodeDiskCommandArgs {
     connection: command.types.input.remote.ConnectionArgs;
-    /** Reconciles the node to the declared devices; also run on update (same idempotent script). */
+    /** Reconciles the node to the declared devices; the provider runs it again on update. */
     apply: pulumi.Input<string>;
     /** Releases everything on delete; refuses while data is in use. */
     release: pulumi.Input<string>;
@@ -69,7 +69,9 @@ export interface NodeDiskCommandArgs {
 export function nodeDiskCommand(storage: string, node: string, a: NodeDiskCommandArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
     return new command.remote.Command(
         nodeResourceName(storage, node, "disks"),
-        { connection: a.connection, create: a.apply, update: a.apply, delete: a.release },
+        // No `update`: on an update the provider runs `create` again (the same idempotent script),
+        // so the state holds the inlined script twice per node instead of three times.
+        { connection: a.connection, create: a.apply, delete: a.release },
         {
             ...opts,
             // A replacement must release the old disks before preparing them again.

@@ -137,7 +137,8 @@ export class CephPlan {
             assert.ok(typeof v === "string" && v !== "[secret]", `${storage}-${node}-disks: ${k} is not a plain string`);
             return v;
         };
-        return { create: get("create"), update: get("update"), delete: get("delete") };
+        // An unset `update` makes the command provider run `create` again on an update.
+        return { create: get("create"), update: get(inputs.update === undefined ? "create" : "update"), delete: get("delete") };
     }
 
     /** The drain local command of (node, declared device). */

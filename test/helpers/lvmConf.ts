@@ -11,13 +11,17 @@ export function writeTestLvmConf(lvmDir: string, loops: string[]): void {
     fs.writeFileSync(
         path.join(lvmDir, "lvm.conf"),
         [
-            "# test tiers only: LVM sees the test's loop devices and nothing else",
+            "# tests only: LVM sees these loop devices and nothing else of the machine",
             "devices {",
             `    global_filter = [ ${accept}, "r|.*|" ]`,
             '    hints = "none"',
             "    obtain_device_list_from_udev = 0",
             '    external_device_info_source = "none"',
             "    use_devicesfile = 0",
+            "}",
+            "global {",
+            // A lock directory of its own: LVM commands of one test node never wait on another's.
+            `    locking_dir = "${path.join(lvmDir, "lock")}"`,
             "}",
             "activation {",
             "    udev_sync = 0",

@@ -17,6 +17,7 @@ export interface PlannedNodeCommand {
     /** Kubernetes node name. */
     node: string;
     create: string;
+    /** What an update runs: the command provider runs `create` again when `update` is unset. */
     update: string;
     delete: string;
 }
@@ -78,7 +79,7 @@ export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNod
                 storage,
                 node: r.name.slice(prefix.length, -suffix.length),
                 create: commandInput(r.name, r.inputs, "create"),
-                update: commandInput(r.name, r.inputs, "update"),
+                update: commandInput(r.name, r.inputs, r.inputs.update === undefined ? "create" : "update"),
                 delete: commandInput(r.name, r.inputs, "delete"),
             };
         });

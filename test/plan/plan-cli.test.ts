@@ -49,7 +49,7 @@ describe("npm run plan", () => {
     test("adding a device updates that node's command in place", async () => {
         const r = await plan(node2Grows, "--diff", twoNodes);
         assert.equal(r.code, 0, r.stderr);
-        assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[.*\]: create, update changed$/m);
+        assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[.*\]: create changed$/m);
         assert.match(r.stdout, /^~  update +local-fast-node2-label .*: metadata\.annotations\.storage\.zcloud\.io\/lvm-devices changed$/m);
         assert.match(r.stdout, /^2 to update$/m);
     });
@@ -80,8 +80,8 @@ describe("npm run plan", () => {
         assert.equal(sc.apiVersion, "storage.k8s.io/v1");
         const commands = fs.readdirSync(path.join(out, "node-commands")).sort();
         assert.deepEqual(commands, [
-            "local-fast-node1-disks.create.sh", "local-fast-node1-disks.delete.sh", "local-fast-node1-disks.update.sh",
-            "local-fast-node2-disks.create.sh", "local-fast-node2-disks.delete.sh", "local-fast-node2-disks.update.sh",
+            "local-fast-node1-disks.create.sh", "local-fast-node1-disks.delete.sh",
+            "local-fast-node2-disks.create.sh", "local-fast-node2-disks.delete.sh",
         ]);
     });
 

@@ -11,6 +11,27 @@ export function kubernetesKind(type: string): { apiVersion: string; kind: string
 }
 
 /**
+ * The names Kubernetes gives the fields the provider's inputs spell with underscores: the
+ * JSONSchemaProps extensions `x_kubernetes_preserve_unknown_fields` and its siblings are sent to
+ * the API server as `x-kubernetes-preserve-unknown-fields` etc. (the provider renames every such
+ * key, at any depth, before it applies an object).
+ */
+export function toKubernetesFieldNames(value: unknown): unknown {
+    if (Array.isArray(value)) {
+        return value.map(toKubernetesFieldNames);
+    }
+    if (value === null || typeof value !== "object") {
+        return value;
+    }
+    return Object.fromEntries(
+        Object.entries(value).map(([key, inner]) => [
+            key.startsWith("x_kubernetes_") ? key.replace(/_/g, "-") : key,
+            toKubernetesFieldNames(inner),
+        ]),
+    );
+}
+
+/**
  * The Kubernetes object a resource applies, as `kubectl apply` would take it. Patch resources
  * (NodePatch) render as the object they patch. Undefined for non-Kubernetes resources.
  */
@@ -29,7 +50,7 @@ export function toManifest(r: PlannedResource): Record<string, unknown> | undefi
             rest[field] = Object.fromEntries(Object.keys(opened).map((key) => [key, secretMarker]));
         }
     }
-    return { apiVersion: k.apiVersion, kind, ...rest };
+    return { apiVersion: k.apiVersion, kind, ...(toKubernetesFieldNames(rest) as Record<string, unknown>) };
 }
 
 export function isNodeCommand(r: PlannedResource): boolean {

@@ -13,6 +13,9 @@ export interface PlannedResource {
     deleteBeforeReplace: boolean;
     /** Pulumi forgets it on delete and leaves it in the cluster (`retainOnDelete`). */
     retainOnDelete: boolean;
+    /** Input paths whose change replaces the resource (the replaceOnChanges option, which the
+     * providers' SDKs also set from their schema, e.g. a command's `triggers`). */
+    replaceOnChanges?: string[];
 }
 
 /** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */

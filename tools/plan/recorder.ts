@@ -80,6 +80,7 @@ interface RegisterRequest {
     getDependenciesList(): string[];
     getDeletebeforereplace(): boolean;
     getRetainondelete(): boolean | undefined;
+    getReplaceonchangesList(): string[];
     getObject(): unknown;
 }
 
@@ -103,6 +104,7 @@ class RecordingMonitor extends MockMonitor {
             custom: req.getCustom(),
             deleteBeforeReplace: req.getDeletebeforereplace(),
             retainOnDelete: req.getRetainondelete() ?? false,
+            replaceOnChanges: req.getReplaceonchangesList(),
         };
         this.records.push(record);
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {
