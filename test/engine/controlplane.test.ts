@@ -55,6 +55,21 @@ function pods(selector: string): PodView[] {
     }));
 }
 
+/** A workload of one placeholder container whose pods carry app=<name> (kwok runs no image). */
+function workload(apiVersion: string, kind: string, name: string, spec: object, podSpec: object): object {
+    const labels = { app: name };
+    return {
+        apiVersion,
+        kind,
+        metadata: { name, namespace: "default" },
+        spec: {
+            ...spec,
+            ...(kind === "Job" ? {} : { selector: { matchLabels: labels } }),
+            template: { metadata: { labels }, spec: { ...podSpec, containers: [{ name: "c", image: "example.invalid/none:1" }] } },
+        },
+    };
+}
+
 before(() => {
     const built = execFileSync("bash", [path.join(engineDir, "build-tools.sh"), "node", "kubernetes", "etcd", "kwok"], {
         encoding: "utf8",
@@ -87,38 +102,12 @@ test("the control plane serves a stamped version and both kwok nodes are Ready",
 
 test("a DaemonSet runs only on the selected node; a Deployment and a Job complete", () => {
     sh("kubectl label node engine-b zcloud-test/selected=yes");
-    sh(`kubectl apply -f - <<'EOF'
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: picky, namespace: default}
-spec:
-  selector: {matchLabels: {app: picky}}
-  template:
-    metadata: {labels: {app: picky}}
-    spec:
-      nodeSelector: {zcloud-test/selected: "yes"}
-      containers: [{name: c, image: example.invalid/none:1}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: spread, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: spread}}
-  template:
-    metadata: {labels: {app: spread}}
-    spec:
-      containers: [{name: c, image: example.invalid/none:1}]
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: once, namespace: default}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: example.invalid/none:1}]
-EOF`);
+    const workloads = [
+        workload("apps/v1", "DaemonSet", "picky", {}, { nodeSelector: { "zcloud-test/selected": "yes" } }),
+        workload("apps/v1", "Deployment", "spread", { replicas: 3 }, {}),
+        workload("batch/v1", "Job", "once", {}, { restartPolicy: "Never" }),
+    ];
+    sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify({ apiVersion: "v1", kind: "List", items: workloads })}\nEOF`);
     sh("kubectl rollout status daemonset/picky --timeout=90s");
     sh("kubectl rollout status deployment/spread --timeout=90s");
     sh("kubectl wait --for=condition=Complete job/once --timeout=90s");
