@@ -1,34 +1,32 @@
 import { planConfig } from "./plan/runner";
 import { PlanConfig } from "./plan/model";
+import { generatedLvmValues } from "./benchStack";
+import { engineBench } from "../test/engine/bench";
 
 /**
  * Plan time and peak memory for generated stacks of N LVM nodes x 4 devices (one storage).
  * `npm run bench [-- 100 500 1000]`. Targets: 500 nodes < 10 s and < 1 GB, near-linear growth.
+ * `npm run bench -- --engine [10 100 500]`: the real Pulumi CLI against a sandbox instead
+ * (test/engine/bench.ts; root and the engine binaries).
  */
 function generatedStack(nodes: number, devicesPerNode = 4): PlanConfig {
-    const names = Array.from({ length: nodes }, (_, i) => `node${String(i + 1).padStart(4, "0")}`);
-    const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBenchBenchBenchBenchBenchBenchBenchBench";
+    const values = generatedLvmValues(nodes, devicesPerNode);
+    const ssh = values.ssh as Record<string, unknown>;
     return {
         stack: `bench-${nodes}`,
         secretKeys: ["zcloud-storage:ssh"],
-        values: {
-            "zcloud-storage:ssh": { privateKey: "offline-secret(bench)", hostKeys: Object.fromEntries(names.map((n) => [n, hostKey])) },
-            "zcloud-storage:nodes": Object.fromEntries(names.map((n, i) => [n, { address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }])),
-            "zcloud-storage:lvm": [
-                {
-                    name: "local-fast",
-                    default: true,
-                    hosts: Object.fromEntries(
-                        names.map((n, i) => [n, Array.from({ length: devicesPerNode }, (_, d) => `/dev/disk/by-id/wwn-0x5000c500${String(i * devicesPerNode + d).padStart(8, "0")}`)]),
-                    ),
-                },
-            ],
-        },
+        values: Object.fromEntries(
+            Object.entries({ ...values, ssh: { ...ssh, privateKey: "offline-secret(bench)" } }).map(([k, v]) => [`zcloud-storage:${k}`, v]),
+        ),
     };
 }
 
 async function main(): Promise<void> {
     const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+    if (process.argv.includes("--engine")) {
+        await engineBench(sizes.length ? sizes : [10, 100, 500]);
+        return;
+    }
     const results: Array<{ nodes: number; resources: number; wallS: number; programS: number; maxRssMb: number }> = [];
     for (const nodes of sizes.length ? sizes : [100, 500, 1000]) {
         const start = performance.now();

@@ -16,6 +16,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { freePort } from "../helpers/net";
+import { attachLoop, lvmQuiet, tryRun, newKey, partitionsOf, publicKeyOf, removeVgs, sh, sshdConfig, sshdPath, wipeLoop, writeLvmView } from "../helpers/sshNode";
 
 export interface RunResult {
     code: number | null;
@@ -44,44 +45,6 @@ export interface NodeHarness {
     reset(): void;
     /** Tears everything down; safe to call twice. */
     close(): void;
-}
-
-const lvmQuiet = { LVM_SUPPRESS_FD_WARNINGS: "1" };
-
-function sh(cmd: string, args: string[], env?: NodeJS.ProcessEnv): string {
-    return execFileSync(cmd, args, { encoding: "utf8", env, stdio: ["ignore", "pipe", "pipe"] });
-}
-
-function tryRun(cmd: string, args: string[], env?: NodeJS.ProcessEnv): void {
-    try {
-        execFileSync(cmd, args, { env, stdio: "ignore" });
-    } catch {
-        // teardown goes on with the next step
-    }
-}
-
-/** The /dev paths of the partitions the kernel shows for dev. */
-function partitionsOf(dev: string): string[] {
-    const name = path.basename(dev);
-    const sys = path.join("/sys/class/block", name);
-    if (!fs.existsSync(sys)) {
-        return [];
-    }
-    return fs
-        .readdirSync(sys)
-        .filter((n) => n.startsWith(name) && fs.existsSync(path.join(sys, n, "partition")))
-        .sort()
-        .map((n) => `/dev/${n}`);
-}
-
-function which(name: string, fallbacks: string[]): string {
-    for (const dir of (process.env.PATH ?? "").split(":").concat(fallbacks)) {
-        const p = path.join(dir, name);
-        if (fs.existsSync(p)) {
-            return p;
-        }
-    }
-    throw new Error(`node test tier: ${name} not found (install openssh-server)`);
 }
 
 /** Starts sshd -D -e and resolves once it listens; rejects if it exits first. */
@@ -132,30 +95,9 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
             tryRun("umount", [m]);
         }
     };
-    /** Removes every VG the test LVM view shows: by the filter, only VGs on our loop devices. */
-    const removeVgs = () => {
-        if (!fs.existsSync(path.join(lvmDir, "lvm.conf"))) {
-            return;
-        }
-        let vgs: string[] = [];
-        try {
-            vgs = sh("vgs", ["--noheadings", "-o", "vg_name"], env).split(/\s+/).filter(Boolean);
-        } catch {
-            // nothing to remove
-        }
-        for (const vg of vgs) {
-            tryRun("vgremove", ["-ff", "-y", vg], env);
-        }
-    };
     const wipeLoops = () => {
         for (const l of loops) {
-            for (const p of partitionsOf(l)) {
-                tryRun("pvremove", ["-ff", "-y", p], env);
-                tryRun("wipefs", ["--all", "--quiet", p]);
-            }
-            tryRun("partx", ["-d", l]);
-            tryRun("pvremove", ["-ff", "-y", l], env);
-            tryRun("wipefs", ["--all", "--quiet", l]);
+            wipeLoop(l, env);
         }
     };
     const close = () => {
@@ -168,7 +110,7 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
         }
         removeLinks();
         unmountAll();
-        removeVgs();
+        removeVgs(env);
         wipeLoops();
         for (const l of loops.splice(0)) {
             tryRun("losetup", ["-d", l]);
@@ -196,51 +138,16 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
     try {
         const sizeMiB = opts.sizeMiB ?? 64;
         for (let i = 0; i < opts.loops; i++) {
-            const img = path.join(dir, `disk${i}.img`);
-            fs.writeFileSync(img, "");
-            fs.truncateSync(img, sizeMiB * 1024 * 1024);
-            loops.push(sh("losetup", ["--find", "--show", img]).trim());
+            loops.push(attachLoop(path.join(dir, `disk${i}.img`), sizeMiB));
         }
-
-        fs.mkdirSync(lvmDir);
-        const accept = loops.map((l) => `"a|^${l}(p[0-9]+)?$|"`).join(", ");
-        fs.writeFileSync(
-            path.join(lvmDir, "lvm.conf"),
-            [
-                "# node test tier only: LVM sees the test's loop devices and nothing else",
-                "devices {",
-                `    global_filter = [ ${accept}, "r|.*|" ]`,
-                '    hints = "none"',
-                "    obtain_device_list_from_udev = 0",
-                '    external_device_info_source = "none"',
-                "    use_devicesfile = 0",
-                "}",
-                "activation {",
-                "    udev_sync = 0",
-                "    udev_rules = 0",
-                "}",
-                "backup {",
-                `    backup_dir = "${path.join(lvmDir, "backup")}"`,
-                `    archive_dir = "${path.join(lvmDir, "archive")}"`,
-                "}",
-                "",
-            ].join("\n"),
-        );
+        writeLvmView(lvmDir, loops);
 
         const hostKey = path.join(dir, "host_ed25519");
         const clientKey = path.join(dir, "client_ed25519");
-        for (const [key, comment] of [
-            [hostKey, "zcloud-node-test-host"],
-            [clientKey, "zcloud-node-test-client"],
-        ]) {
-            sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", key]);
-        }
+        newKey(hostKey, "zcloud-node-test-host");
+        newKey(clientKey, "zcloud-node-test-client");
         fs.copyFileSync(`${clientKey}.pub`, path.join(dir, "authorized_keys"));
         fs.chmodSync(path.join(dir, "authorized_keys"), 0o600);
-
-        const sshdPath = which("sshd", ["/usr/sbin", "/sbin"]);
-        // Debian's sshd needs its privilege separation dir (normally made by the service unit).
-        fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
 
         let port = 0;
         for (let attempt = 0; !sshd; attempt++) {
@@ -248,34 +155,23 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
             const config = path.join(dir, "sshd_config");
             fs.writeFileSync(
                 config,
-                [
-                    `Port ${port}`,
-                    "ListenAddress 127.0.0.1",
-                    `HostKey ${hostKey}`,
-                    `PidFile ${path.join(dir, "sshd.pid")}`,
-                    `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
-                    "PermitRootLogin prohibit-password",
-                    "PubkeyAuthentication yes",
-                    "PasswordAuthentication no",
-                    "KbdInteractiveAuthentication no",
-                    "UsePAM no",
-                    "StrictModes no",
-                    "PrintMotd no",
-                    "X11Forwarding no",
-                    "AllowTcpForwarding no",
-                    `SetEnv LVM_SYSTEM_DIR=${lvmDir} LVM_SUPPRESS_FD_WARNINGS=1`,
-                    "",
-                ].join("\n"),
+                sshdConfig({
+                    port,
+                    hostKey,
+                    pidFile: path.join(dir, "sshd.pid"),
+                    authorizedKeys: path.join(dir, "authorized_keys"),
+                    sessionEnv: { LVM_SYSTEM_DIR: lvmDir, ...lvmQuiet },
+                }),
             );
             try {
-                sshd = await startSshd(sshdPath, config);
+                sshd = await startSshd(sshdPath(), config);
             } catch (err) {
                 if (attempt >= 4) {
                     throw err;
                 }
             }
         }
-        const hostPub = fs.readFileSync(`${hostKey}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
+        const hostPub = publicKeyOf(`${hostKey}.pub`);
         const knownHosts = path.join(dir, "known_hosts");
         fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostPub}\n`);
         const sshArgs = [
@@ -349,7 +245,7 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
             reset(): void {
                 removeLinks();
                 unmountAll();
-                removeVgs();
+                removeVgs(env);
                 wipeLoops();
                 for (const l of loops) {
                     const sigs = sh("wipefs", ["--noheadings", "--output", "TYPE", l]).trim();

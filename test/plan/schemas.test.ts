@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import * as path from "path";
-import { toManifest } from "../../tools/plan/manifests";
+import { kubernetesSchemaNames, toManifest } from "../../tools/plan/manifests";
 import { loadStackFile } from "../../tools/plan/stackFile";
 import { planConfig } from "../../tools/plan/runner";
 import { PlanRun } from "../helpers/plan";
@@ -62,4 +62,20 @@ test("the schema check catches a broken object (it can fail)", () => {
         () => validate({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: "x" }, spec: { selector: {}, template: { spec: { containers: [{ name: 1 }] } } } }),
         /containers\/0\/name must be string/,
     );
+});
+
+test("a CRD manifest carries Kubernetes' schema extension names, not the SDK's", () => {
+    const crds = runs.prod.resources.map(toManifest).filter((m) => m?.kind === "CustomResourceDefinition");
+    assert.ok(crds.length >= 1);
+    const text = JSON.stringify(crds);
+    assert.doesNotMatch(text, /x_kubernetes_/);
+    assert.match(text, /"x-kubernetes-preserve-unknown-fields":true/);
+    assert.match(text, /"x-kubernetes-int-or-string":true/);
+});
+
+test("schema names: a CRD's own field under properties keeps its name", () => {
+    assert.deepEqual(kubernetesSchemaNames({ properties: { x_kubernetes_mine: { type: "string", x_kubernetes_list_type: "atomic" } }, x_kubernetes_embedded_resource: true }), {
+        properties: { x_kubernetes_mine: { type: "string", "x-kubernetes-list-type": "atomic" } },
+        "x-kubernetes-embedded-resource": true,
+    });
 });

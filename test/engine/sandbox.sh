@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The engine sandbox: a control plane on 127.0.0.1 with kwok-managed nodes node1..nodeN, and per
+# node a real sshd on 127.0.0.1 with loop devices and an LVM view of its own.
+#
+#   bash test/engine/sandbox.sh start [--nodes N] [--devices M]   # defaults 2 and 2; root
+#   bash test/engine/sandbox.sh stop <dir>
+#
+# start prints the sandbox directory as the last line of stdout. It holds `env` (source it:
+# KUBECONFIG, PATH with pulumi, kubectl, the plugins and Node LTS, a local file backend and its
+# passphrase), `nodes.json` and `id_ed25519`. stop ends every process the sandbox started and
+# releases every device (VGs, PVs, loop devices), also after a failed start or test run.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+usage() {
+    echo "usage: sandbox.sh start [--nodes N] [--devices M] | stop <dir>" >&2
+    exit 2
+}
+
+# positive_int FLAG VALUE: VALUE, or a usage error naming FLAG.
+positive_int() {
+    case "$2" in
+        '' | *[!0-9]* | 0*) echo "sandbox: $1 needs a positive number, got '$2'" >&2; exit 2 ;;
+    esac
+    printf '%s\n' "$2"
+}
+
+# nodes_cli VERB DIR ARGS...: the SSH node half (test/engine/nodes.ts) under the repo's tsx.
+nodes_cli() {
+    (cd "$root" && node --import tsx test/engine/nodes.ts "$@")
+}
+
+# tools_env: the `export` lines of the engine binaries (built once per version, then cached).
+tools_env() {
+    bash "$here/build-tools.sh" env
+}
+
+# write_env DIR: the sourceable environment of the sandbox.
+write_env() {
+    {
+        tools_env
+        printf 'export KUBECONFIG=%q\n' "$1/controlplane/kubeconfig"
+        printf 'export PULUMI_BACKEND_URL=%q\n' "file://$1/state"
+        printf 'export PULUMI_CONFIG_PASSPHRASE=%q\n' "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+        echo 'export PULUMI_SKIP_UPDATE_CHECK=true'
+        echo 'export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true'
+        echo 'export PULUMI_SKIP_CONFIRMATIONS=true'
+        echo 'export PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true'
+        echo 'export PULUMI_SUPPRESS_COPILOT_LINK=true'
+    } >"$1/env"
+    mkdir -p "$1/state"
+}
+
+start() {
+    nodes=2
+    devices=2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --nodes) nodes=$(positive_int "$1" "${2:-}"); shift 2 ;;
+            --devices) devices=$(positive_int "$1" "${2:-}"); shift 2 ;;
+            *) usage ;;
+        esac
+    done
+    [ "$(id -u)" = 0 ] || { echo "sandbox: needs root (loop devices, LVM, sshd)" >&2; exit 1; }
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/zcloud-sandbox.XXXXXX")
+    # A failed start leaves nothing behind.
+    trap 'echo "sandbox: start failed; releasing $dir" >&2; stop "$dir" >&2' EXIT
+    write_env "$dir"
+    bash "$here/controlplane.sh" start "$dir/controlplane" >&2
+    names=$(seq -f 'node%g' 1 "$nodes" | tr '\n' ' ')
+    # shellcheck disable=SC2086 # one word per node name
+    bash "$here/controlplane.sh" add-node "$dir/controlplane" $names >&2
+    nodes_cli start "$dir" --nodes "$nodes" --devices "$devices" >&2
+    trap - EXIT
+    echo "sandbox: $nodes nodes with $devices devices each; . $dir/env; stop with: bash test/engine/sandbox.sh stop $dir" >&2
+    printf '%s\n' "$dir"
+}
+
+stop() {
+    dir=$1
+    [ -d "$dir" ] || { echo "sandbox: no sandbox at $dir" >&2; exit 1; }
+    [ -f "$dir/env" ] || [ -d "$dir/nodes" ] || { echo "sandbox: $dir is not a sandbox directory" >&2; exit 1; }
+    nodes_cli stop "$dir"
+    if [ -d "$dir/controlplane" ]; then
+        bash "$here/controlplane.sh" stop "$dir/controlplane"
+    fi
+    rm -rf "$dir"
+    echo "sandbox: stopped and released $dir"
+}
+
+case "${1:-}" in
+    start) shift; start "$@" ;;
+    stop) [ $# -eq 2 ] || usage; stop "$2" ;;
+    *) usage ;;
+esac
