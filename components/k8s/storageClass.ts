@@ -16,6 +16,8 @@ export interface StorageClassArgs {
 /**
  * The StorageClass named after the storage. Its parameters are immutable in Kubernetes, so a
  * change replaces it, delete first (the name stays the same). Existing volumes keep their class.
+ * The provider itself replaces only on parameters and provisioner; reclaimPolicy and
+ * volumeBindingMode are immutable too, so they are marked here (else `up` would fail on them).
  */
 export function storageClass(name: string, a: StorageClassArgs, opts: pulumi.CustomResourceOptions): k8s.storage.v1.StorageClass {
     return new k8s.storage.v1.StorageClass(
@@ -33,6 +35,6 @@ export function storageClass(name: string, a: StorageClassArgs, opts: pulumi.Cus
             allowVolumeExpansion: true,
             ...(a.mountOptions?.length ? { mountOptions: a.mountOptions } : {}),
         },
-        { ...opts, deleteBeforeReplace: true },
+        { ...opts, deleteBeforeReplace: true, replaceOnChanges: ["reclaimPolicy", "volumeBindingMode"] },
     );
 }

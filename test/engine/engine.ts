@@ -253,28 +253,3 @@ export function engineSteps(log: string): EngineStep[] {
     }
     return steps;
 }
-
-/**
- * `kubectl apply --dry-run=server` of every manifest in dir. Namespaces and CRDs are applied
- * for real first (objects in a namespace or of a kind the server does not know cannot be
- * validated); then everything is validated by the server, one file at a time so a failure names
- * its file.
- */
-export async function serverDryRun(sandbox: Sandbox, dir: string): Promise<void> {
-    const files = fs.readdirSync(dir).sort().map((f) => path.join(dir, f));
-    const kind = (f: string) => /^kind:\s*(\S+)/m.exec(fs.readFileSync(f, "utf8"))?.[1];
-    const prerequisites = files.filter((f) => ["Namespace", "CustomResourceDefinition"].includes(kind(f) ?? ""));
-    for (const f of prerequisites) {
-        ok(await run("kubectl", ["apply", "-f", f], { env: sandbox.env }), `kubectl apply ${path.basename(f)}`);
-    }
-    const failures: string[] = [];
-    for (const f of files) {
-        const r = await run("kubectl", ["apply", "--dry-run=server", "-f", f], { env: sandbox.env });
-        if (r.code !== 0) {
-            failures.push(`${path.basename(f)}: ${r.stderr.trim()}`);
-        }
-    }
-    if (failures.length) {
-        throw new Error(`kubectl apply --dry-run=server refused ${failures.length} manifests:\n${failures.join("\n")}`);
-    }
-}

@@ -31,20 +31,21 @@ nodes_cli() {
     (cd "$root" && node --import tsx test/engine/nodes.ts "$@")
 }
 
-# tools_env: the `export` lines of the engine binaries (built once per version, then cached).
+# tools_env: the path of the engine binaries' env file (built once per version, then cached);
+# the build's progress goes to stderr.
 tools_env() {
-    bash "$here/build-tools.sh" env
+    build=$(bash "$here/build-tools.sh") || { printf '%s\n' "$build" >&2; exit 1; }
+    printf '%s\n' "$build" | sed '$d' >&2
+    printf '%s\n' "$build" | tail -n 1
 }
 
-# write_env DIR: the sourceable environment of the sandbox.
+# write_env DIR TOOLS_ENV: the sourceable environment of the sandbox.
 write_env() {
     {
-        tools_env
+        cat "$2"
         printf 'export KUBECONFIG=%q\n' "$1/controlplane/kubeconfig"
         printf 'export PULUMI_BACKEND_URL=%q\n' "file://$1/state"
         printf 'export PULUMI_CONFIG_PASSPHRASE=%q\n' "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-        echo 'export PULUMI_SKIP_UPDATE_CHECK=true'
-        echo 'export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true'
         echo 'export PULUMI_SKIP_CONFIRMATIONS=true'
         echo 'export PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true'
         echo 'export PULUMI_SUPPRESS_COPILOT_LINK=true'
@@ -66,11 +67,13 @@ start() {
     dir=$(mktemp -d "${TMPDIR:-/tmp}/zcloud-sandbox.XXXXXX")
     # A failed start leaves nothing behind.
     trap 'echo "sandbox: start failed; releasing $dir" >&2; stop "$dir" >&2' EXIT
-    write_env "$dir"
+    write_env "$dir" "$(tools_env)"
+    # shellcheck disable=SC1091 # written just above
+    . "$dir/env"
     bash "$here/controlplane.sh" start "$dir/controlplane" >&2
-    names=$(seq -f 'node%g' 1 "$nodes" | tr '\n' ' ')
-    # shellcheck disable=SC2086 # one word per node name
-    bash "$here/controlplane.sh" add-node "$dir/controlplane" $names >&2
+    for name in $(seq -f 'node%g' 1 "$nodes"); do
+        bash "$here/controlplane.sh" add-node "$dir/controlplane" "$name" >&2
+    done
     nodes_cli start "$dir" --nodes "$nodes" --devices "$devices" >&2
     trap - EXIT
     echo "sandbox: $nodes nodes with $devices devices each; . $dir/env; stop with: bash test/engine/sandbox.sh stop $dir" >&2
@@ -81,6 +84,10 @@ stop() {
     dir=$1
     [ -d "$dir" ] || { echo "sandbox: no sandbox at $dir" >&2; exit 1; }
     [ -f "$dir/env" ] || [ -d "$dir/nodes" ] || { echo "sandbox: $dir is not a sandbox directory" >&2; exit 1; }
+    if [ -f "$dir/env" ]; then
+        # shellcheck disable=SC1091 # the sandbox's own env file
+        . "$dir/env"
+    fi
     nodes_cli stop "$dir"
     if [ -d "$dir/controlplane" ]; then
         bash "$here/controlplane.sh" stop "$dir/controlplane"

@@ -158,9 +158,11 @@ describe("CephFS graph", () => {
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
         assert.deepEqual(created, ["ceph-shared-fs-osd-node6-wwn-0x7", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-wwn-0x7-drain"]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
-        // A real preview replaces it (a Job's template is immutable); it re-runs idempotently.
-        assert.deepEqual(others, ["update shared-fs-filesystem"]);
+        // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
+        // Job re-runs idempotently.
+        assert.deepEqual(others, ["replace shared-fs-filesystem"]);
         const fsJob = changes.find((c) => c.resource.name === "shared-fs-filesystem")!;
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
+        assert.deepEqual(fsJob.replaceBecause, ["spec.template.spec"]);
     });
 });

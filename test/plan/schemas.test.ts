@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import * as path from "path";
-import { kubernetesSchemaNames, toManifest } from "../../tools/plan/manifests";
+import { toKubernetesFieldNames, toManifest } from "../../tools/plan/manifests";
 import { loadStackFile } from "../../tools/plan/stackFile";
 import { planConfig } from "../../tools/plan/runner";
 import { PlanRun } from "../helpers/plan";
@@ -57,25 +57,50 @@ for (const stack of stacks) {
     });
 }
 
+/** Keys of a manifest at any depth. */
+function keysOf(value: unknown): string[] {
+    if (Array.isArray(value)) {
+        return value.flatMap(keysOf);
+    }
+    if (value === null || typeof value !== "object") {
+        return [];
+    }
+    return Object.entries(value).flatMap(([key, inner]) => [key, ...keysOf(inner)]);
+}
+
+test("the rendered LogicalVolume CRD names its schema extensions as Kubernetes does", () => {
+    const run = runs.dev;
+    assert.equal(run.error, undefined, run.error?.message);
+    const crd = run.resources.map(toManifest).find((m) => m?.kind === "CustomResourceDefinition") as Record<string, any>;
+    assert.ok(crd, "the dev stack renders no CRD");
+    const schema = crd.spec.versions[0].schema.openAPIV3Schema;
+    assert.equal(schema.properties.spec["x-kubernetes-preserve-unknown-fields"], true);
+    assert.equal(schema.properties.status["x-kubernetes-preserve-unknown-fields"], true);
+    assert.equal(schema.properties.spec.properties.size["x-kubernetes-int-or-string"], true);
+    for (const stack of stacks) {
+        const pulumiNames = runs[stack].resources.flatMap((r) => keysOf(toManifest(r))).filter((k) => k.startsWith("x_kubernetes_"));
+        assert.deepEqual(pulumiNames, [], `${stack} renders Pulumi input names`);
+    }
+});
+
+test("Pulumi's x_kubernetes_* input names become Kubernetes' at any depth; other keys stay", () => {
+    assert.deepEqual(
+        toKubernetesFieldNames({
+            spec_name: "a_b",
+            list: [{ x_kubernetes_list_map_keys: ["name"], x_kubernetes_list_type: "map" }],
+            nested: { items: { x_kubernetes_validations: [{ rule: "self.x_kubernetes_keep" }] } },
+        }),
+        {
+            spec_name: "a_b",
+            list: [{ "x-kubernetes-list-map-keys": ["name"], "x-kubernetes-list-type": "map" }],
+            nested: { items: { "x-kubernetes-validations": [{ rule: "self.x_kubernetes_keep" }] } },
+        },
+    );
+});
+
 test("the schema check catches a broken object (it can fail)", () => {
     assert.throws(
         () => validate({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: "x" }, spec: { selector: {}, template: { spec: { containers: [{ name: 1 }] } } } }),
         /containers\/0\/name must be string/,
     );
-});
-
-test("a CRD manifest carries Kubernetes' schema extension names, not the SDK's", () => {
-    const crds = runs.prod.resources.map(toManifest).filter((m) => m?.kind === "CustomResourceDefinition");
-    assert.ok(crds.length >= 1);
-    const text = JSON.stringify(crds);
-    assert.doesNotMatch(text, /x_kubernetes_/);
-    assert.match(text, /"x-kubernetes-preserve-unknown-fields":true/);
-    assert.match(text, /"x-kubernetes-int-or-string":true/);
-});
-
-test("schema names: a CRD's own field under properties keeps its name", () => {
-    assert.deepEqual(kubernetesSchemaNames({ properties: { x_kubernetes_mine: { type: "string", x_kubernetes_list_type: "atomic" } }, x_kubernetes_embedded_resource: true }), {
-        properties: { x_kubernetes_mine: { type: "string", "x-kubernetes-list-type": "atomic" } },
-        "x-kubernetes-embedded-resource": true,
-    });
 });

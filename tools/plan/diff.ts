@@ -14,13 +14,40 @@ export interface Change {
     before?: PlannedResource;
 }
 
-/** Inputs Kubernetes cannot change in place: the provider replaces the object. */
-const replaceOnChange: Array<{ type: RegExp; paths: string[] }> = [
-    { type: /^kubernetes:/, paths: ["metadata.name", "metadata.namespace", "apiVersion", "kind"] },
-    { type: /:StorageClass$/, paths: ["provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "allowedTopologies"] },
-    { type: /:CSIDriver$/, paths: ["spec"] },
-    { type: /:(Deployment|DaemonSet|StatefulSet)$/, paths: ["spec.selector"] },
-];
+/**
+ * The kubernetes provider's own replacement rules (pulumi-kubernetes, provider/pkg/provider:
+ * forceNewProperties): a change under one of these input paths makes its Diff answer "replace";
+ * every other change is an update, also where the API server will then refuse it (the program
+ * marks such fields replaceOnChanges itself, e.g. a StorageClass's reclaimPolicy). Secrets and
+ * ConfigMaps are replaced on a data change because the provider's enableSecretMutable and
+ * enableConfigMapMutable default to false.
+ */
+const selector = ["spec.selector"];
+const kubernetesForceNew: Record<string, string[]> = {
+    "storage.k8s.io/v1/StorageClass": ["parameters", "provisioner"],
+    "apps/v1/Deployment": selector,
+    "apps/v1/DaemonSet": selector,
+    "apps/v1/StatefulSet": [...selector, "spec.podManagementPolicy", "spec.revisionHistoryLimit", "spec.serviceName", "spec.volumeClaimTemplates"],
+    "batch/v1/Job": [...selector, "spec.completions", "spec.parallelism", "spec.template"],
+    "rbac.authorization.k8s.io/v1/RoleBinding": ["roleRef"],
+    "rbac.authorization.k8s.io/v1/ClusterRoleBinding": ["roleRef"],
+    "core/v1/Service": ["spec.clusterIP"],
+    "core/v1/Secret": ["type", "data", "stringData"],
+    "core/v1/ConfigMap": ["data", "binaryData"],
+};
+
+/** Input paths whose change replaces a resource of this type, as its provider decides. */
+function providerReplacePaths(r: PlannedResource): string[] {
+    const k8s = /^kubernetes:([^:]+):([^:]+)$/.exec(r.type);
+    if (k8s) {
+        return ["metadata.name", "metadata.namespace", ...(kubernetesForceNew[`${k8s[1]}/${k8s[2]}`] ?? [])];
+    }
+    // The random provider's resources are immutable: any input change makes a new value.
+    if (r.type.startsWith("random:")) {
+        return [""];
+    }
+    return [];
+}
 
 /** Paths where two values differ, down to `depth` levels. */
 function changedPaths(a: unknown, b: unknown, prefix: string, depth: number): string[] {
@@ -37,9 +64,13 @@ function changedPaths(a: unknown, b: unknown, prefix: string, depth: number): st
     return keys.flatMap((k) => changedPaths(ao[k], bo[k], prefix ? `${prefix}.${k}` : k, depth - 1));
 }
 
+/** `triggers[*]` -> `triggers`: our changed paths name objects and fields, not list items. */
+const fieldPath = (p: string) => p.replace(/\[[^\]]*\]/g, "");
+
 function replaceReasons(r: PlannedResource, fields: string[]): string[] {
-    const rules = replaceOnChange.filter((rule) => rule.type.test(r.type)).flatMap((rule) => rule.paths);
-    return fields.filter((f) => rules.some((p) => f === p || f.startsWith(`${p}.`) || p.startsWith(`${f}.`)));
+    const rules = [...providerReplacePaths(r), ...(r.replaceOnChanges ?? []).map(fieldPath)];
+    const under = (f: string, p: string) => p === "" || f === p || f.startsWith(`${p}.`) || p.startsWith(`${f}.`) || f === "(all)";
+    return fields.filter((f) => rules.some((p) => under(f, p)));
 }
 
 /**

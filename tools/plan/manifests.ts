@@ -11,22 +11,22 @@ export function kubernetesKind(type: string): { apiVersion: string; kind: string
 }
 
 /**
- * Kubernetes' own field names for the JSON schema extensions of a CRD. The kubernetes SDK spells
- * `x-kubernetes-preserve-unknown-fields` as `x_kubernetes_preserve_unknown_fields` (a dash is no
- * identifier character) and the provider maps it back; a manifest must carry the API's name.
- * Keys directly under `properties` are the CRD's own field names and stay as they are.
+ * The names Kubernetes gives the fields the provider's inputs spell with underscores: the
+ * JSONSchemaProps extensions `x_kubernetes_preserve_unknown_fields` and its siblings are sent to
+ * the API server as `x-kubernetes-preserve-unknown-fields` etc. (the provider renames every such
+ * key, at any depth, before it applies an object).
  */
-export function kubernetesSchemaNames(value: unknown, underProperties = false): unknown {
+export function toKubernetesFieldNames(value: unknown): unknown {
     if (Array.isArray(value)) {
-        return value.map((v) => kubernetesSchemaNames(v));
+        return value.map(toKubernetesFieldNames);
     }
     if (value === null || typeof value !== "object") {
         return value;
     }
     return Object.fromEntries(
-        Object.entries(value).map(([key, v]) => [
-            !underProperties && /^x_kubernetes_[a-z_]+$/.test(key) ? key.replace(/_/g, "-") : key,
-            kubernetesSchemaNames(v, !underProperties && (key === "properties" || key === "patternProperties")),
+        Object.entries(value).map(([key, inner]) => [
+            key.startsWith("x_kubernetes_") ? key.replace(/_/g, "-") : key,
+            toKubernetesFieldNames(inner),
         ]),
     );
 }
@@ -50,20 +50,7 @@ export function toManifest(r: PlannedResource): Record<string, unknown> | undefi
             rest[field] = Object.fromEntries(Object.keys(opened).map((key) => [key, secretMarker]));
         }
     }
-    // A secret value is shown as the marker; under stringData it is still a valid object.
-    if (kind === "Secret" && rest.data !== undefined && rest.stringData === undefined && isMarkedMap(rest.data)) {
-        rest.stringData = rest.data;
-        delete rest.data;
-    }
-    if (kind === "CustomResourceDefinition") {
-        rest.spec = kubernetesSchemaNames(rest.spec);
-    }
-    return { apiVersion: k.apiVersion, kind, ...rest };
-}
-
-/** A map whose every value is the secret marker. */
-function isMarkedMap(v: unknown): boolean {
-    return typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => x === secretMarker);
+    return { apiVersion: k.apiVersion, kind, ...(toKubernetesFieldNames(rest) as Record<string, unknown>) };
 }
 
 export function isNodeCommand(r: PlannedResource): boolean {

@@ -11,6 +11,9 @@ export interface PlannedResource {
     policyInputs?: Record<string, unknown>;
     custom: boolean;
     deleteBeforeReplace: boolean;
+    /** Input paths whose change replaces the resource (the replaceOnChanges option, which the
+     * providers' SDKs also set from their schema, e.g. a command's `triggers`). */
+    replaceOnChanges?: string[];
 }
 
 /** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */

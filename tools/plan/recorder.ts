@@ -55,6 +55,7 @@ interface RegisterRequest {
     getCustom(): boolean;
     getDependenciesList(): string[];
     getDeletebeforereplace(): boolean;
+    getReplaceonchangesList(): string[];
     getObject(): unknown;
 }
 
@@ -77,6 +78,7 @@ class RecordingMonitor extends MockMonitor {
             policyInputs: redactForPolicy(inputs) as Record<string, unknown>,
             custom: req.getCustom(),
             deleteBeforeReplace: req.getDeletebeforereplace(),
+            replaceOnChanges: req.getReplaceonchangesList(),
         };
         this.records.push(record);
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {

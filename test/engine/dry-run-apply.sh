@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Checks every manifest `npm run plan -- <stack> --out <dir>` wrote against a real API server's
+# validation with `kubectl apply --dry-run=server`.
+#
+# Usage: bash test/engine/dry-run-apply.sh <kubeconfig> <dir>
+#   <dir> is the --out directory (its manifests/ is read) or a directory of manifests.
+# The Namespaces and CustomResourceDefinitions among the manifests are first created for real
+# (a dry run does not create them, and the objects in them or of their kinds could not be
+# validated otherwise): use a scratch cluster. Then every manifest is dry-run applied.
+# Output: one line per manifest "ok <file>" or "rejected <file>: <server message>"; exits 1 if
+# any was rejected (or its kind is not served by the cluster).
+set -eu
+
+die() { echo "dry-run-apply: $*" >&2; exit 1; }
+
+manifest_dir() {
+  if [ -d "$1/manifests" ]; then echo "$1/manifests"; else echo "$1"; fi
+}
+
+kind_of() { sed -n 's/^kind: *//p' "$1" | head -n 1; }
+
+# Creates the Namespaces and CRDs for real, waiting until each CRD is served.
+create_prerequisites() {
+  for file in "$dir"/*.yaml; do
+    case "$(kind_of "$file")" in
+      Namespace|CustomResourceDefinition)
+        kubectl --kubeconfig "$kubeconfig" apply -f "$file" >/dev/null ||
+          die "could not create the prerequisite in $(basename "$file")" ;;
+    esac
+  done
+  kubectl --kubeconfig "$kubeconfig" wait --for condition=Established --timeout 60s crd --all >/dev/null
+}
+
+dry_run_each() {
+  rejected=0
+  for file in "$dir"/*.yaml; do
+    if out=$(kubectl --kubeconfig "$kubeconfig" apply --dry-run=server -f "$file" 2>&1); then
+      echo "ok $(basename "$file")"
+    else
+      echo "rejected $(basename "$file"): $(echo "$out" | tr '\n' ' ')"
+      rejected=$((rejected + 1))
+    fi
+  done
+  [ "$rejected" -eq 0 ] || die "$rejected manifest(s) rejected by the API server"
+}
+
+main() {
+  [ $# -eq 2 ] || die "usage: dry-run-apply.sh <kubeconfig> <dir>"
+  kubeconfig=$1
+  dir=$(manifest_dir "$2")
+  [ -f "$kubeconfig" ] || die "no kubeconfig at $kubeconfig"
+  ls "$dir"/*.yaml >/dev/null 2>&1 || die "no manifests (*.yaml) in $dir"
+  create_prerequisites
+  dry_run_each
+}
+
+main "$@"

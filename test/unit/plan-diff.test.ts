@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { diffPlans } from "../../tools/plan/diff";
+import { PlannedResource } from "../../tools/plan/model";
+
+/** One resource before and after an input change; returns the operation the offline diff plans. */
+function operation(type: string, before: Record<string, unknown>, after: Record<string, unknown>, replaceOnChanges: string[] = []): string {
+    const r = (inputs: Record<string, unknown>): PlannedResource => ({
+        urn: `urn:pulumi:s::p::${type}::x`,
+        type,
+        name: "x",
+        parent: "",
+        dependencies: [],
+        inputs,
+        custom: true,
+        deleteBeforeReplace: false,
+        replaceOnChanges,
+    });
+    const changes = diffPlans([r(before)], [r(after)]);
+    return changes.map((c) => c.kind).join(",") || "same";
+}
+
+test("the kubernetes provider's rules: replace on immutable data, update elsewhere", () => {
+    assert.equal(operation("kubernetes:core/v1:Secret", { stringData: { a: "1" } }, { stringData: { a: "2" } }), "replace");
+    assert.equal(operation("kubernetes:core/v1:ConfigMap", { data: { a: "1" } }, { data: { a: "2" } }), "replace");
+    assert.equal(operation("kubernetes:core/v1:ConfigMap", { metadata: { labels: { a: "1" } } }, { metadata: { labels: { a: "2" } } }), "update");
+    assert.equal(operation("kubernetes:batch/v1:Job", { spec: { template: { spec: { a: 1 } } } }, { spec: { template: { spec: { a: 2 } } } }), "replace");
+    assert.equal(operation("kubernetes:storage.k8s.io/v1:StorageClass", { parameters: { share: "/a" } }, { parameters: { share: "/b" } }), "replace");
+    assert.equal(operation("kubernetes:storage.k8s.io/v1:StorageClass", { mountOptions: ["a"] }, { mountOptions: ["b"] }), "update");
+    assert.equal(operation("kubernetes:storage.k8s.io/v1:CSIDriver", { spec: { podInfoOnMount: true } }, { spec: { podInfoOnMount: false } }), "update");
+    assert.equal(operation("kubernetes:apps/v1:DaemonSet", { spec: { selector: { matchLabels: { a: "1" } } } }, { spec: { selector: { matchLabels: { a: "2" } } } }), "replace");
+    assert.equal(operation("kubernetes:apps/v1:DaemonSet", { spec: { template: { a: 1 } } }, { spec: { template: { a: 2 } } }), "update");
+    assert.equal(operation("kubernetes:core/v1:NodePatch", { metadata: { name: "n1", labels: { a: "1" } } }, { metadata: { name: "n1", labels: { a: "2" } } }), "update");
+    assert.equal(operation("kubernetes:core/v1:NodePatch", { metadata: { name: "n1" } }, { metadata: { name: "n2" } }), "replace");
+});
+
+test("replaceOnChanges the program or a provider SDK registers replaces on those paths", () => {
+    const sc = "kubernetes:storage.k8s.io/v1:StorageClass";
+    assert.equal(operation(sc, { reclaimPolicy: "Delete" }, { reclaimPolicy: "Retain" }, ["reclaimPolicy", "volumeBindingMode"]), "replace");
+    const cmd = "command:remote:Command";
+    assert.equal(operation(cmd, { triggers: ["a"], create: "x" }, { triggers: ["b"], create: "x" }, ["triggers[*]"]), "replace");
+    assert.equal(operation(cmd, { triggers: ["a"], create: "x" }, { triggers: ["a"], create: "y" }, ["triggers[*]"]), "update");
+});
+
+test("random resources are immutable: any input change replaces", () => {
+    assert.equal(operation("random:index/randomBytes:RandomBytes", { length: 16 }, { length: 32 }), "replace");
+    assert.equal(operation("random:index/randomBytes:RandomBytes", { length: 16 }, { length: 16 }), "same");
+});
