@@ -46,7 +46,7 @@ function adminPodOf(cluster: ClusterFacts, storage: string): string | undefined 
 
 async function round(stack: Day2Stack, opts: Options, kubectl: Kubectl): Promise<StorageStatus[]> {
     const { model } = stack;
-    const [cluster, answers] = await Promise.all([readCluster(kubectl, model.namespace), collectInventories(model, deviceNodes(model), opts.ssh, opts.concurrency)]);
+    const [cluster, answers] = await Promise.all([readCluster(kubectl, model.namespace), collectInventories(model, deviceNodes(model), opts.ssh, opts.concurrency, false)]);
     const nodes = new Map<string, NodeReport | { error: string }>(answers.map((a) => [a.node, "error" in a ? { error: a.error } : a.report]));
     const ceph = new Map<string, CephHealth | { error: string }>();
     for (const s of model.cephfs) {

@@ -1,6 +1,6 @@
 # shellcheck shell=sh
-# discover.sh [DECLARED_PATH]...: read-only inventory of this node's block devices for
-# `npm run discover` and `npm run status`.
+# discover.sh [--no-guards] [DECLARED_PATH]...: read-only inventory of this node's block
+# devices for `npm run discover` and (with --no-guards: no per-device verdicts) `npm run status`.
 #
 # Runs after lib.sh and asks every device the same guard the disk scripts ask before they touch
 # it (zc_guard_device, wipe off), so a verdict says exactly what a disk script would refuse.
@@ -76,8 +76,13 @@ zc_discover_lvm() {
         sed 's/^ *//; s/ *$//; s/^/zcloud-lv: /'
 }
 
+zc_discover_guards=1
+if [ "${1:-}" = --no-guards ]; then
+    zc_discover_guards=0
+    shift
+fi
 zc_discover_lsblk
-zc_discover_devices
+[ "$zc_discover_guards" = 0 ] || zc_discover_devices
 zc_discover_byid
 zc_discover_declared "$@"
 zc_discover_lvm

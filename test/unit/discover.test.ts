@@ -130,6 +130,7 @@ test("inventory command: lib.sh and discover.sh inline, declared paths as argume
     assert.ok(cmd.includes("zc_guard_device()"), "ships the guards");
     assert.ok(cmd.endsWith(" discover.sh /dev/sdb /dev/disk/by-id/x"), cmd.slice(-80));
     assert.match(inventoryCommand(model(), "node1"), /^sh -c '.* discover\.sh$/s);
+    assert.ok(inventoryCommand(model(), "node2", false).endsWith(" discover.sh --no-guards /dev/sdb /dev/disk/by-id/x"), "status asks without verdicts");
 });
 
 test("remote failures read as one line", () => {

@@ -10,19 +10,22 @@ import { SshClient, SshOptions, mapBounded, remoteFailure, unpinnedRefusal } fro
 
 export type NodeAnswer = { node: string; report: NodeReport; learnedHostKey?: string } | { node: string; error: string };
 
-/** The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments. */
-export function inventoryCommand(model: StackModel, node: string): string {
+/**
+ * The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments.
+ * Without guards (status) the node skips the per-device verdicts, the slow part.
+ */
+export function inventoryCommand(model: StackModel, node: string, guards = true): string {
     const user = model.nodes[node]?.user ?? model.ssh?.user ?? "root";
     return renderNodeCommand({
         files: ["lib.sh", "discover.sh"],
         name: "discover.sh",
-        args: declaredDevices(model, node).map((d) => d.path),
+        args: [...(guards ? [] : ["--no-guards"]), ...declaredDevices(model, node).map((d) => d.path)],
         // Non-root users read devices through `sudo -n`, as the disk commands do.
         sudo: user !== "root",
     });
 }
 
-export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number): Promise<NodeAnswer[]> {
+export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number, guards = true): Promise<NodeAnswer[]> {
     const client = new SshClient(model, ssh);
     try {
         return await mapBounded(nodes, concurrency, async (node): Promise<NodeAnswer> => {
@@ -30,7 +33,7 @@ export async function collectInventories(model: StackModel, nodes: string[], ssh
             if (refusal) {
                 return { node, error: refusal };
             }
-            const r = await client.run(node, inventoryCommand(model, node));
+            const r = await client.run(node, inventoryCommand(model, node, guards));
             if (r.code !== 0) {
                 return { node, error: remoteFailure(r) };
             }
