@@ -1,5 +1,5 @@
 import { StackModel } from "../components/config/model";
-import { CommonOptions, UsageError, commonUsage, parseCommonArgs } from "./discover/args";
+import { CommonOptions, UsageError, commonUsage, parseCommonArgs, runCli } from "./discover/args";
 import { NodeAnswer, collectInventories } from "./discover/collect";
 import { NodeDiscovery, discoverNode, proposalYaml, renderNodeDevices } from "./discover/devices";
 import { gib, parseSize } from "./discover/inventory";
@@ -27,16 +27,18 @@ interface Options extends CommonOptions {
 function parseArgs(argv: string[]): Options {
     const nodes: string[] = [];
     let minSize = gib;
-    const common = parseCommonArgs(argv, (flag, value) => {
-        if (flag === "--node") nodes.push(value());
-        else if (flag === "--min-size") {
-            try {
-                minSize = parseSize(value());
-            } catch (e) {
-                throw new UsageError((e as Error).message);
-            }
-        } else return undefined;
-        return true;
+    const common = parseCommonArgs(argv, {
+        "--node": { value: true, set: (v) => nodes.push(v) },
+        "--min-size": {
+            value: true,
+            set: (v) => {
+                try {
+                    minSize = parseSize(v);
+                } catch (e) {
+                    throw new UsageError((e as Error).message);
+                }
+            },
+        },
     });
     return { ...common, nodes, minSize };
 }
@@ -119,14 +121,4 @@ async function main(): Promise<number> {
     return outcomes.some((o) => "error" in o) ? 2 : 0;
 }
 
-main().then(
-    (code) => (process.exitCode = code),
-    (e) => {
-        if (e instanceof UsageError) {
-            console.error(e.message ? `${e.message}\n\n${usage}` : usage);
-        } else {
-            console.error(e instanceof Error ? e.message : e);
-        }
-        process.exitCode = 3;
-    },
-);
+runCli(main, usage);

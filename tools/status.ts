@@ -1,5 +1,5 @@
 import { StackModel } from "../components/config/model";
-import { CommonOptions, UsageError, commonUsage, parseCommonArgs, positiveInt } from "./discover/args";
+import { CommonOptions, commonUsage, parseCommonArgs, positiveInt, runCli } from "./discover/args";
 import { collectInventories } from "./discover/collect";
 import { NodeReport } from "./discover/inventory";
 import { Day2ConfigError, Day2Stack, loadDay2Stack } from "./discover/stack";
@@ -26,11 +26,7 @@ interface Options extends CommonOptions {
 
 function parseArgs(argv: string[]): Options {
     let watch: number | undefined;
-    const common = parseCommonArgs(argv, (flag, value) => {
-        if (flag !== "--watch") return undefined;
-        watch = positiveInt(flag, value());
-        return true;
-    });
+    const common = parseCommonArgs(argv, { "--watch": { value: true, set: (v) => (watch = positiveInt("--watch", v)) } });
     return { ...common, watch };
 }
 
@@ -89,14 +85,4 @@ async function main(): Promise<number> {
     }
 }
 
-main().then(
-    (code) => (process.exitCode = code),
-    (e) => {
-        if (e instanceof UsageError) {
-            console.error(e.message ? `${e.message}\n\n${usage}` : usage);
-        } else {
-            console.error(e instanceof Error ? e.message : e);
-        }
-        process.exitCode = 3;
-    },
-);
+runCli(main, usage);

@@ -137,3 +137,15 @@ test("remote failures read as one line", () => {
     assert.equal(remoteFailure({ code: 255, stdout: "", stderr: "ssh: connect to host 10.0.0.12 port 22: Connection refused\n" }), "unreachable: ssh: connect to host 10.0.0.12 port 22: Connection refused");
     assert.equal(remoteFailure({ code: 1, stdout: "", stderr: "sudo: a password is required\n" }), "command failed (exit 1): sudo: a password is required");
 });
+
+test("CLI: usage and config errors exit 3 before anything is contacted", async () => {
+    const { runTool } = await import("../helpers/day2");
+    const unknownNode = await runTool("discover", ["dev", "--node", "nope", "--identity", "package.json"]);
+    assert.deepEqual([unknownNode.code, unknownNode.stderr.trim()], [3, "--node nope: not in zcloud-storage:nodes (dev1, dev2)"]);
+    const noKey = await runTool("discover", ["dev"], { ...process.env, SSH_AUTH_SOCK: "" });
+    assert.equal(noKey.code, 3);
+    assert.match(noKey.stderr, /^no SSH key: pass --identity FILE or load the key into ssh-agent/);
+    const badFlag = await runTool("status", ["dev", "--watch", "0"]);
+    assert.equal(badFlag.code, 3);
+    assert.match(badFlag.stderr, /^--watch needs a positive whole number, got 0\n\nusage: npm run status/);
+});

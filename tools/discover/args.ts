@@ -1,4 +1,5 @@
-/** Command-line options shared by discover and status. */
+/** Command-line handling shared by discover and status. */
+import { Day2ConfigError } from "./stack";
 import { SshOptions } from "./ssh";
 
 export class UsageError extends Error {}
@@ -10,37 +11,45 @@ export interface CommonOptions {
     concurrency: number;
 }
 
-/**
- * Parses argv; `extra(flag, value)` handles a tool's own flags and returns true when it took the
- * flag's value (false: a flag without value), or undefined when the flag is not its own.
- */
-export function parseCommonArgs(argv: string[], extra: (flag: string, value: () => string) => boolean | undefined): CommonOptions {
-    const opts: Partial<CommonOptions> = { json: false, concurrency: 16 };
-    const ssh: SshOptions = { acceptUnpinned: false, connectTimeout: 10, commandTimeout: 120 };
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        const value = () => {
-            const v = argv[++i];
-            if (v === undefined || v.startsWith("--")) {
-                throw new UsageError(`${a} needs a value`);
+/** A flag's handler: gets the flag's value when it takes one. */
+export type FlagHandlers = Record<string, { value: boolean; set: (value: string) => void }>;
+
+/** Parses argv into the common options; `own` adds a tool's flags. */
+export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOptions {
+    const opts: CommonOptions = { target: "", json: false, concurrency: 16, ssh: { acceptUnpinned: false, connectTimeout: 10, commandTimeout: 120 } };
+    const flags: FlagHandlers = {
+        "--json": { value: false, set: () => (opts.json = true) },
+        "--identity": { value: true, set: (v) => (opts.ssh.identity = v) },
+        "--accept-unpinned": { value: false, set: () => (opts.ssh.acceptUnpinned = true) },
+        "--concurrency": { value: true, set: (v) => (opts.concurrency = positiveInt("--concurrency", v)) },
+        "--timeout": { value: true, set: (v) => (opts.ssh.commandTimeout = positiveInt("--timeout", v)) },
+        ...own,
+    };
+    const args = [...argv];
+    while (args.length > 0) {
+        const arg = args.shift()!;
+        if (arg === "--help" || arg === "-h") {
+            throw new UsageError("");
+        }
+        const flag = flags[arg];
+        if (flag) {
+            const value = flag.value ? args.shift() : "";
+            if (value === undefined || value.startsWith("--")) {
+                throw new UsageError(`${arg} needs a value`);
             }
-            return v;
-        };
-        if (a === "--json") opts.json = true;
-        else if (a === "--identity") ssh.identity = value();
-        else if (a === "--accept-unpinned") ssh.acceptUnpinned = true;
-        else if (a === "--concurrency") opts.concurrency = positiveInt(a, value());
-        else if (a === "--timeout") ssh.commandTimeout = positiveInt(a, value());
-        else if (a === "--help" || a === "-h") throw new UsageError("");
-        else if (extra(a, value) !== undefined) continue;
-        else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
-        else if (opts.target === undefined) opts.target = a;
-        else throw new UsageError(`unexpected argument ${a}`);
+            flag.set(value);
+        } else if (arg.startsWith("--")) {
+            throw new UsageError(`unknown option ${arg}`);
+        } else if (!opts.target) {
+            opts.target = arg;
+        } else {
+            throw new UsageError(`unexpected argument ${arg}`);
+        }
     }
     if (!opts.target) {
         throw new UsageError("give a stack name or stack file");
     }
-    return { ...(opts as CommonOptions), ssh };
+    return opts;
 }
 
 export function positiveInt(flag: string, v: string): number {
@@ -57,3 +66,20 @@ export const commonUsage = `  --identity FILE    SSH private key (default: the k
   --concurrency N    nodes contacted at once (default 16)
   --timeout SECONDS  per node command (default 120)
   --json             one JSON object on stdout`;
+
+/** Runs a tool's main: its exit code, or 3 with the usage or config error on stderr. */
+export function runCli(main: () => Promise<number>, usage: string): void {
+    main().then(
+        (code) => (process.exitCode = code),
+        (e) => {
+            if (e instanceof UsageError) {
+                console.error(e.message ? `${e.message}\n\n${usage}` : usage);
+            } else if (e instanceof Day2ConfigError) {
+                console.error(e.message);
+            } else {
+                console.error(e instanceof Error ? e.stack ?? e.message : e);
+            }
+            process.exitCode = 3;
+        },
+    );
+}
