@@ -87,12 +87,18 @@ const lastLine = (text: string) =>
         .filter(Boolean)
         .pop() ?? "no output";
 
+/** Why kubectl failed, on one line: its last error line, and a prompt it printed (no terminal to answer it). */
+function kubectlFailure(r: { stdout: string; stderr: string }): string {
+    const printed = r.stdout.trim();
+    return `kubectl: ${lastLine(r.stderr)}${printed && !printed.startsWith("{") ? ` (it printed: ${printed.slice(0, 200)})` : ""}`;
+}
+
 /** Reads nodes, StorageClasses and the namespace's pods; an error string when the cluster does not answer. */
 export async function readCluster(kubectl: Kubectl, namespace: string): Promise<ClusterFacts | { error: string }> {
     const [cluster, pods] = await Promise.all([kubectl(["get", "nodes,storageclasses", "-o", "json"]), kubectl(["get", "pods", "-n", namespace, "-o", "json"])]);
     for (const r of [cluster, pods]) {
         if (r.code !== 0) {
-            return { error: lastLine(r.stderr) };
+            return { error: kubectlFailure(r) };
         }
     }
     try {
@@ -137,7 +143,7 @@ export async function readCephHealth(kubectl: Kubectl, namespace: string, adminP
     }
     const r = await kubectl(["exec", "-n", namespace, adminPod, "--", "ceph", "status", "--format", "json"]);
     if (r.code !== 0) {
-        return { error: lastLine(r.stderr) };
+        return { error: kubectlFailure(r) };
     }
     try {
         return parseCephStatus(r.stdout);
