@@ -123,7 +123,7 @@ function nodeObjectProblems(cluster: ClusterFacts, node: string, type: "lvm" | "
 }
 
 /** Declared devices that do not exist on the node. */
-function declaredDevices(report: NodeReport, declared: string[], node: string): { devices: NodeStatus["devices"]; problems: Problem[] } {
+function declaredOnNode(report: NodeReport, declared: string[], node: string): { devices: NodeStatus["devices"]; problems: Problem[] } {
     const devices: NodeStatus["devices"] = {};
     const problems: Problem[] = [];
     for (const d of declared) {
@@ -199,7 +199,7 @@ function nodeStorageStatus(facts: StatusFacts, type: "lvm" | "cephfs", storage: 
         }
         return { status, problems };
     }
-    const devices = declaredDevices(report, declared, node);
+    const devices = declaredOnNode(report, declared, node);
     status.devices = devices.devices;
     problems.push(...devices.problems);
     if (type === "lvm") {
