@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { SandboxNode, startNodes, stopNodes } from "../engine/nodes";
 import { freePort } from "../helpers/net";
-import { ToolRun, runTool, stackForNodes } from "../helpers/day2";
+import { ToolRun, healthyView, readyStatus, runTool, stackForNodes, standInKubectl } from "../helpers/day2";
 import { lvmQuiet, sh } from "../helpers/sshNode";
 
 const storage = "fast";
@@ -21,45 +21,10 @@ const vg = `zcloud-${storage}`;
 let dir: string;
 let nodes: Record<string, SandboxNode>;
 let stackFile: string;
-let env: NodeJS.ProcessEnv;
+let kube: ReturnType<typeof standInKubectl>;
 
 const lvmEnvOf = (node: string): NodeJS.ProcessEnv => ({ ...process.env, ...lvmQuiet, LVM_SYSTEM_DIR: path.join(dir, "nodes", node, "lvm") });
-
-interface Obj {
-    kind: string;
-    metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-    [k: string]: unknown;
-}
-
-const ready = (value = "True") => ({ conditions: [{ type: "Ready", status: value }] });
-
-function clusterView(): { cluster: Obj[]; pods: Obj[] } {
-    const pod = (name: string, node: string, labels: Record<string, string>) => ({ kind: "Pod", metadata: { name, labels }, spec: { nodeName: node }, status: { phase: "Running", ...ready() } });
-    const topolvm = (component: string) => ({ "app.kubernetes.io/name": "topolvm", "app.kubernetes.io/component": component });
-    const nfs = (component: string) => ({ "app.kubernetes.io/name": "csi-driver-nfs", "app.kubernetes.io/component": component });
-    return {
-        cluster: [
-            ...Object.keys(nodes).map((n) => ({ kind: "Node", metadata: { name: n, labels: { "storage.zcloud.io/lvm": storage } }, status: ready() })),
-            { kind: "StorageClass", metadata: { name: storage, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } }, provisioner: "topolvm.io" },
-            { kind: "StorageClass", metadata: { name: "share" }, provisioner: "nfs.csi.k8s.io" },
-        ],
-        pods: [
-            pod("topolvm-controller-0", "node1", topolvm("controller")),
-            pod("csi-nfs-controller-0", "node1", nfs("controller")),
-            ...Object.keys(nodes).flatMap((n) => [
-                pod(`topolvm-node-${n}`, n, topolvm("node")),
-                pod(`lvmd-${storage}-${n}`, n, { "storage.zcloud.io/storage": storage, "app.kubernetes.io/component": "lvmd" }),
-                pod(`csi-nfs-node-${n}`, n, nfs("node")),
-            ]),
-        ],
-    };
-}
-
-/** Serves a cluster view to the stand-in kubectl. */
-function serve(view: { cluster: Obj[]; pods: Obj[] }): void {
-    fs.writeFileSync(path.join(dir, "kube", "cluster.json"), JSON.stringify({ kind: "List", items: view.cluster }));
-    fs.writeFileSync(path.join(dir, "kube", "pods.json"), JSON.stringify({ kind: "List", items: view.pods }));
-}
+const view = () => healthyView(storage, Object.keys(nodes), "share");
 
 before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-status-"));
@@ -67,24 +32,7 @@ before(async () => {
     for (const n of Object.keys(nodes)) {
         sh("vgcreate", ["-q", vg, nodes[n].devices[0]], lvmEnvOf(n));
     }
-    fs.mkdirSync(path.join(dir, "kube"));
-    const kubectl = path.join(dir, "kube", "kubectl");
-    // Answers exactly the two reads status makes, from the files serve() writes.
-    fs.writeFileSync(
-        kubectl,
-        [
-            "#!/bin/sh",
-            'here=$(dirname "$0")',
-            'case "$*" in',
-            '  *"get nodes,storageclasses -o json"*) cat "$here/cluster.json" ;;',
-            '  *"get pods -n zcloud-storage -o json"*) cat "$here/pods.json" ;;',
-            '  *) echo "stand-in kubectl: unexpected: $*" >&2; exit 1 ;;',
-            "esac",
-            "",
-        ].join("\n"),
-        { mode: 0o755 },
-    );
-    env = { ...process.env, PATH: `${path.join(dir, "kube")}:${process.env.PATH}` };
+    kube = standInKubectl(path.join(dir, "kube"));
     const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
     const nfs = ["  zcloud-storage:nfs:", "    - name: share", "      server: 127.0.0.1", "      path: /exports/k8s"];
     stackFile = path.join(dir, "Pulumi.status.yaml");
@@ -99,7 +47,7 @@ after(() => {
 });
 
 function status(file = stackFile): Promise<ToolRun> {
-    return runTool("status", [file, "--identity", path.join(dir, "id_ed25519"), "--json"], env);
+    return runTool("status", [file, "--identity", path.join(dir, "id_ed25519"), "--json"], kube.env);
 }
 
 function problems(r: ToolRun): string[] {
@@ -108,7 +56,7 @@ function problems(r: ToolRun): string[] {
 }
 
 test("healthy: exit 0, the VG's size, free space and devices per node", async () => {
-    serve(clusterView());
+    kube.serve(view());
     const r = await status();
     assert.equal(r.code, 0, `${r.stderr}\n${problems(r).join("\n")}`);
     const out = JSON.parse(r.stdout);
@@ -118,16 +66,16 @@ test("healthy: exit 0, the VG's size, free space and devices per node", async ()
 });
 
 test("a node label removed: drift on that node, exit 1", async () => {
-    const view = clusterView();
-    view.cluster[0].metadata.labels = {};
-    serve(view);
+    const v = view();
+    v.cluster[0].metadata.labels = {};
+    kube.serve(v);
     const r = await status();
     assert.equal(r.code, 1, r.stderr);
     assert.deepEqual(problems(r), [`drift: ${storage}: node1: label storage.zcloud.io/lvm: missing (expected ${storage})`]);
 });
 
 test("a PV added to the VG outside the config: drift with node and device, exit 1", async () => {
-    serve(clusterView());
+    kube.serve(view());
     const extra = nodes.node2.devices[1];
     sh("vgextend", ["-q", vg, extra], lvmEnvOf("node2"));
     try {
@@ -141,17 +89,17 @@ test("a PV added to the VG outside the config: drift with node and device, exit 
 });
 
 test("a node daemon not Ready: degraded with node and pod, exit 1", async () => {
-    const view = clusterView();
-    const lvmd = view.pods.find((p) => p.metadata.name === `lvmd-${storage}-node2`)!;
-    lvmd.status = { phase: "Running", ...ready("False") };
-    serve(view);
+    const v = view();
+    const lvmd = v.pods.find((p) => p.metadata.name === `lvmd-${storage}-node2`)!;
+    lvmd.status = { phase: "Running", ...readyStatus("False") };
+    kube.serve(v);
     const r = await status();
     assert.equal(r.code, 1, r.stderr);
     assert.deepEqual(problems(r), [`degraded: ${storage}: node2: pod lvmd-${storage}-node2: lvmd pod is not Ready (phase Running)`]);
 });
 
 test("a node that does not answer: exit 2, the other node still checked", async () => {
-    serve(clusterView());
+    kube.serve(view());
     const file = path.join(dir, "Pulumi.status-dead.yaml");
     const deadPort = await freePort();
     fs.writeFileSync(file, fs.readFileSync(stackFile, "utf8").replace(`port: ${nodes.node2.port} }`, `port: ${deadPort} }`));
@@ -160,7 +108,7 @@ test("a node that does not answer: exit 2, the other node still checked", async 
     const lines = problems(r);
     assert.equal(lines.length, 1, lines.join("\n"));
     assert.match(lines[0], new RegExp(`^unreachable: ${storage}: node2: ssh: unreachable: .*port ${deadPort}.*Connection refused`));
-    const table = await runTool("status", [file, "--identity", path.join(dir, "id_ed25519")], env);
+    const table = await runTool("status", [file, "--identity", path.join(dir, "id_ed25519")], kube.env);
     assert.equal(table.code, 2);
     assert.match(table.stdout, /node1 +yes +yes +yes +60 MiB +60 MiB +0 +- +\/dev\/loop\d+/);
     assert.ok(table.stdout.trimEnd().endsWith("unreachable (exit 2)"), table.stdout);
