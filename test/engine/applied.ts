@@ -45,9 +45,10 @@ function toolsEnv(): NodeJS.ProcessEnv {
 
 /**
  * Starts the control plane and `count` nodes (node1..N, `devices` loop devices each) and applies
- * an LVM storage `storage` (default StorageClass) on the first device of every node.
+ * an LVM storage `storage` (default StorageClass) on the first device of every node, and an NFS
+ * storage if `nfs` names one.
  */
-export async function applyLvmStack(storage: string, count: number, devices: number): Promise<AppliedStack> {
+export async function applyLvmStack(storage: string, count: number, devices: number, nfs?: string): Promise<AppliedStack> {
     const env: NodeJS.ProcessEnv = { ...toolsEnv(), ...lvmQuiet };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-applied-"));
     const controlPlane = path.join(dir, "controlplane");
@@ -67,7 +68,8 @@ export async function applyLvmStack(storage: string, count: number, devices: num
         }
         const stackFile = path.join(dir, "Pulumi.applied.yaml");
         const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
-        fs.writeFileSync(stackFile, stackForNodes(nodes, hosts));
+        const share = nfs ? ["  zcloud-storage:nfs:", `    - name: ${nfs}`, "      server: 127.0.0.1", "      path: /exports/k8s"] : [];
+        fs.writeFileSync(stackFile, stackForNodes(nodes, [...hosts, ...share]));
         const out = path.join(dir, "out");
         execFileSync(process.execPath, ["--import", "tsx", path.join(root, "tools", "plan.ts"), stackFile, "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
         const keyFile = path.join(dir, "id_ed25519");
@@ -85,8 +87,14 @@ export async function applyLvmStack(storage: string, count: number, devices: num
             kubectl(["apply", "-f", f]);
         }
         kubectl(["wait", "--for", "condition=Established", "--timeout", "60s", "crd", "--all"]);
+        // A NodePatch renders as a Node: merged into the node as the program's patch would, never
+        // applied (kubectl would take over the node's own labels from its client-side apply and drop them).
         for (const f of files.filter((f) => !first.includes(f))) {
-            kubectl(["apply", "--server-side", "--force-conflicts", "-f", f]);
+            if (/^kind: Node$/m.test(fs.readFileSync(f, "utf8"))) {
+                kubectl(["patch", "-f", f, "--type", "merge", "--patch-file", f]);
+            } else {
+                kubectl(["apply", "--server-side", "--field-manager", `zcloud-${path.basename(f, ".yaml")}`, "-f", f]);
+            }
         }
         return {
             dir,

@@ -5,7 +5,8 @@
  * (applied.ts: planned disk commands over SSH, then the plan's manifests with kubectl; kwok runs
  * the pods). Healthy first, then each hand-made fault is reported with its node, exit 1, and gone
  * once undone: a node label removed, a PV added to the storage's VG outside the config, a node
- * daemon (lvmd) not Ready.
+ * daemon (lvmd) not Ready. The stack also holds an NFS storage (its controller and node plugin
+ * Ready).
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -18,7 +19,7 @@ const namespace = "zcloud-storage";
 let stack: AppliedStack;
 
 before(async () => {
-    stack = await applyLvmStack(storage, 2, 2);
+    stack = await applyLvmStack(storage, 2, 2, "shared-nfs");
 });
 
 after(() => stack?.stop());
@@ -47,7 +48,7 @@ async function healthy(): Promise<ToolRun> {
 test("after the stack is applied: every storage healthy, exit 0, VG per node in the table", async () => {
     const r = await healthy();
     const out = JSON.parse(r.stdout) as { storages: Array<{ name: string; type: string; healthy: boolean }> };
-    assert.deepEqual(out.storages.map((s) => [s.name, s.type, s.healthy]), [[storage, "lvm", true]]);
+    assert.deepEqual(out.storages.map((s) => [s.name, s.type, s.healthy]), [[storage, "lvm", true], ["shared-nfs", "nfs", true]]);
     const table = await status(false);
     assert.equal(table.code, 0, table.stderr);
     assert.ok(table.stdout.includes(`${storage} (lvm): healthy; StorageClass ${storage} (default)`), table.stdout);
