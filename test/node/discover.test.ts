@@ -1,0 +1,227 @@
+/**
+ * Node tier: `npm run discover` over real SSH (a sandbox sshd node on 127.0.0.1 with its own LVM
+ * view) against loop devices in every state the guards know, and proof that nothing on the node
+ * changes: lsblk, blkid, wipefs, LVM reports, LVM's own files, mounts and the bytes at both ends
+ * of every device are the same before and after.
+ * Run as root: node --import tsx --test test/node/discover.test.ts
+ */
+import { after, before, test } from "node:test";
+import * as assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { SandboxNode, startNodes, stopNodes } from "../engine/nodes";
+import { freePort } from "../helpers/net";
+import { ToolRun, runTool, stackForNodes } from "../helpers/day2";
+import { lvmQuiet, partitionsOf, sh, tryRun } from "../helpers/sshNode";
+
+const suffix = randomBytes(3).toString("hex");
+const vg = `zcdisc${suffix}`;
+const partVg = `zcdiscp${suffix}`;
+const wwn = `wwn-0xzcloudday2${suffix}`;
+const missing = `/dev/disk/by-id/zcloud-missing-${suffix}`;
+let dir: string;
+let node: SandboxNode;
+let lvmEnv: NodeJS.ProcessEnv;
+let mountDir: string;
+let link: string;
+const madeDirs: string[] = [];
+/** Device roles -> loop device. */
+const dev: Record<string, string> = {};
+const roles = ["clean", "spare", "ext4", "inVg", "mounted", "gpt", "ceph", "pvPartition"] as const;
+let stackFile: string;
+let json: ToolRun;
+let table: ToolRun;
+let before_: Snapshot;
+
+interface DiscoveredJson {
+    nodes: Record<string, { devices: Array<{ path: string; byId: string[]; size: number; verdict: string; reason: string | null; declaredBy: string[] }>; error?: string }>;
+    proposal: string;
+}
+
+type Snapshot = Record<string, unknown>;
+
+function tryOut(cmd: string, args: string[], env?: NodeJS.ProcessEnv): string {
+    try {
+        return sh(cmd, args, env);
+    } catch (e) {
+        const err = e as { status?: number; stdout?: string };
+        return `exit ${err.status}: ${err.stdout ?? ""}`;
+    }
+}
+
+/** sha256 of the first 8 MiB and the last 1 MiB of a device (labels, GPT copies, LVM metadata). */
+function ends(device: string): string[] {
+    const fd = fs.openSync(device, "r");
+    try {
+        const size = Number(sh("blockdev", ["--getsize64", device]).trim());
+        const hash = (len: number, at: number) => {
+            const buf = Buffer.alloc(len);
+            fs.readSync(fd, buf, 0, len, at);
+            return createHash("sha256").update(buf).digest("hex");
+        };
+        return [hash(8 << 20, 0), hash(1 << 20, size - (1 << 20))];
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
+function listFiles(root: string): string[] {
+    return fs.readdirSync(root, { recursive: true, withFileTypes: true }).map((e) => `${path.relative(root, path.join(e.parentPath, e.name))}${e.isFile() ? ` ${fs.statSync(path.join(e.parentPath, e.name)).mtimeMs}` : ""}`).sort();
+}
+
+/** Everything discover could have changed on the node. */
+function snapshot(): Snapshot {
+    const devices = [...node.devices, ...node.devices.flatMap(partitionsOf)];
+    const lvmDir = lvmEnv.LVM_SYSTEM_DIR!;
+    return {
+        lsblk: sh("lsblk", ["-J", "-b", "-O", ...node.devices]),
+        blkid: devices.map((d) => tryOut("blkid", ["-p", "-o", "export", d])),
+        wipefs: devices.map((d) => sh("wipefs", ["--noheadings", "--output", "DEVICE,OFFSET,TYPE,UUID", d])),
+        pvs: sh("pvs", ["--noheadings", "-o", "pv_name,vg_name,pv_uuid,pv_mda_count,dev_size"], lvmEnv),
+        vgs: sh("vgs", ["--noheadings", "-o", "vg_name,vg_uuid,vg_seqno,vg_free"], lvmEnv),
+        lvmFiles: listFiles(lvmDir),
+        mounts: fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((l) => l.includes(mountDir)),
+        ends: node.devices.map(ends),
+    };
+}
+
+before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-discover-"));
+    const nodes = await startNodes(dir, 1, roles.length, 64);
+    node = nodes.node1;
+    lvmEnv = { ...process.env, ...lvmQuiet, LVM_SYSTEM_DIR: path.join(dir, "nodes", "node1", "lvm") };
+    roles.forEach((r, i) => (dev[r] = node.devices[i]));
+
+    for (const d of ["/dev/disk", "/dev/disk/by-id"]) {
+        if (!fs.existsSync(d)) {
+            fs.mkdirSync(d);
+            madeDirs.push(d);
+        }
+    }
+    link = path.join("/dev/disk/by-id", wwn);
+    fs.symlinkSync(path.relative("/dev/disk/by-id", dev.clean), link);
+
+    sh("mkfs.ext4", ["-q", "-F", dev.ext4]);
+    sh("pvcreate", ["-q", dev.inVg], lvmEnv);
+    sh("vgcreate", ["-q", vg, dev.inVg], lvmEnv);
+    sh("mkfs.ext4", ["-q", "-F", dev.mounted]);
+    mountDir = path.join(dir, "mnt");
+    fs.mkdirSync(mountDir);
+    // Read-only: a mounted ext4 writes on its own (lazy inode table init), which is not ours to check.
+    sh("mount", ["-o", "ro", dev.mounted, mountDir]);
+    for (const d of [dev.gpt, dev.pvPartition]) {
+        execFileSync("sfdisk", ["-q", d], { input: "label: gpt\n,24M\n,\n", stdio: ["pipe", "ignore", "pipe"] });
+        sh("partx", ["-a", d]);
+    }
+    sh("pvcreate", ["-q", `${dev.pvPartition}p1`], lvmEnv);
+    sh("vgcreate", ["-q", partVg, `${dev.pvPartition}p1`], lvmEnv);
+    const fd = fs.openSync(dev.ceph, "r+");
+    fs.writeSync(fd, Buffer.from(`bluestore block device\n${randomBytes(16).toString("hex")}\n`), 0, undefined, 0);
+    fs.closeSync(fd);
+
+    // A second node that does not answer (nothing listens on its port) and a third that is the
+    // same sshd reached without a pinned key.
+    const deadPort = await freePort();
+    const nodesInStack = { node1: node, node2: { ...node, port: deadPort }, node3: node };
+    const lvm = ["  zcloud-storage:lvm:", "    - name: fast", "      hosts:", `        node1: [${link}, ${missing}]`];
+    stackFile = path.join(dir, "Pulumi.discover.yaml");
+    fs.writeFileSync(stackFile, stackForNodes(nodesInStack, lvm, ["node3"]));
+
+    const key = path.join(dir, "id_ed25519");
+    before_ = snapshot();
+    json = await runTool("discover", [stackFile, "--identity", key, "--json", "--min-size", "16MiB"]);
+    table = await runTool("discover", [stackFile, "--identity", key, "--node", "node1"]);
+});
+
+after(() => {
+    if (mountDir) {
+        tryRun("umount", [mountDir]);
+    }
+    if (link) {
+        fs.rmSync(link, { force: true });
+    }
+    for (const d of madeDirs.reverse()) {
+        tryRun("rmdir", [d]);
+    }
+    if (dir) {
+        stopNodes(dir);
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+function parsed(): DiscoveredJson {
+    return JSON.parse(json.stdout) as DiscoveredJson;
+}
+
+function device(role: (typeof roles)[number]) {
+    const found = parsed().nodes.node1.devices.find((d) => d.path === dev[role]);
+    assert.ok(found, `${role} (${dev[role]}) not listed:\n${json.stdout}`);
+    return found;
+}
+
+test("exit 2 with the unreachable and the unpinned node reported, the reachable node listed", () => {
+    assert.equal(json.code, 2, json.stderr);
+    const out = parsed();
+    assert.deepEqual(Object.keys(out.nodes), ["node1", "node2", "node3"]);
+    assert.match(out.nodes.node2.error ?? "", /^unreachable: .*(Connection refused|connect to host)/);
+    assert.equal(out.nodes.node3.error, "host key not pinned (ssh.hostKeys.node3); pin it, or pass --accept-unpinned to trust the key the host shows");
+    assert.equal(out.nodes.node1.error, undefined);
+});
+
+test("every device with its facts and the guard's verdict", () => {
+    const clean = device("clean");
+    assert.deepEqual(clean.byId, [link]);
+    assert.equal(clean.size, 64 * 1024 * 1024);
+    assert.deepEqual([clean.verdict, clean.reason, clean.declaredBy], ["clean", null, ["lvm fast"]]);
+    assert.deepEqual([device("spare").verdict, device("spare").reason], ["clean", null]);
+    const notClean = (role: (typeof roles)[number], reason: string) => assert.deepEqual([device(role).verdict, device(role).reason], ["not clean", reason], role);
+    notClean("ext4", "carries signatures (ext4); set wipe: true to allow wiping them");
+    notClean("inVg", `is a PV of another VG (${vg})`);
+    notClean("mounted", `${dev.mounted} is mounted at ${mountDir}`);
+    notClean("gpt", "carries signatures (gpt,gpt,PMBR); set wipe: true to allow wiping them");
+    notClean("ceph", "is a Ceph OSD (bluestore label)");
+    notClean("pvPartition", `partition ${dev.pvPartition}p1 is an LVM PV of VG ${partVg}`);
+    const root = parsed().nodes.node1.devices.find((d) => systemDisk(d.path));
+    assert.ok(root, "the system disk is listed");
+    assert.match(root.reason ?? "", /^system disk \(holds \/.*\)$/);
+});
+
+/** The device that holds / (the test machine's own disk). */
+function systemDisk(p: string): boolean {
+    return sh("lsblk", ["-n", "-r", "-o", "MOUNTPOINTS", p]).split("\n").includes("/");
+}
+
+test("the proposal lists the clean devices by stable name, the declared one marked", () => {
+    const lines = parsed().proposal.split("\n");
+    assert.equal(lines[0], "hosts:");
+    assert.equal(lines[1], "  node1:");
+    assert.ok(lines.includes(`    - ${link}  # already declared: lvm fast`), parsed().proposal);
+    assert.ok(lines.includes(`    - ${dev.spare}`), parsed().proposal);
+    for (const role of ["ext4", "inVg", "mounted", "gpt", "ceph", "pvPartition"] as const) {
+        assert.ok(!lines.some((l) => l.endsWith(` ${dev[role]}`)), `${role} proposed`);
+    }
+});
+
+test("table: default minimum size calls 64 MiB devices too small; declared-but-missing is named", () => {
+    assert.equal(table.code, 0, table.stderr);
+    const row = table.stdout.split("\n").find((l) => l.trimStart().startsWith(`${dev.spare} `));
+    assert.ok(row, table.stdout);
+    assert.match(row, /not clean: too small \(64 MiB < 1 GiB\)$/);
+    assert.ok(table.stdout.includes(`  declared but missing on the node: ${missing} (lvm fast)`), table.stdout);
+    assert.ok(!table.stdout.includes("node2"), "--node limits the nodes contacted");
+});
+
+test("--accept-unpinned connects and prints the key the host showed, to pin it", async () => {
+    const r = await runTool("discover", [stackFile, "--identity", path.join(dir, "id_ed25519"), "--node", "node3", "--accept-unpinned", "--json", "--min-size", "16MiB"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr.trim(), `warning: node3: host key not pinned; it showed ${node.hostKey} (pin it as ssh.hostKeys.node3)`);
+    const listed = (JSON.parse(r.stdout) as DiscoveredJson).nodes.node3.devices.map((d) => d.path);
+    assert.deepEqual(roles.filter((role) => !listed.includes(dev[role])), [], "every test device listed through node3");
+});
+
+test("nothing on the node changed: devices, signatures, LVM, mounts, first and last MiBs", () => {
+    assert.deepEqual(snapshot(), before_);
+});

@@ -1,0 +1,117 @@
+/**
+ * examples/ci: the plain script on a scratch git repository (base commit, then a changed stack,
+ * then a broken one), and both workflow files against their published JSON schemas: GitHub's
+ * workflow schema (SchemaStore's, inside @action-validator/core) and GitLab's CI schema (as
+ * gitlab-ci-local ships it), each with a broken copy that must fail.
+ */
+import { after, before, test } from "node:test";
+import * as assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as yaml from "js-yaml";
+import Ajv from "ajv";
+import { validateWorkflow } from "@action-validator/core";
+
+const root = path.resolve(__dirname, "..", "..");
+const script = path.join(root, "examples/ci/plan-changed-stacks.sh");
+const githubWorkflow = path.join(root, "examples/ci/github/zcloud-storage.yml");
+const gitlabJobs = path.join(root, "examples/ci/gitlab/zcloud-storage.gitlab-ci.yml");
+
+const stack = (dev2: string, extra = "") => `config:
+  zcloud-storage:ssh:
+    user: root
+    privateKey: { secure: v1:ciphertext }
+    hostKeys:
+      n1: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJn1"
+      n2: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJn2"
+  zcloud-storage:nodes:
+    n1: { address: 10.0.0.11 }
+    n2: { address: 10.0.0.12 }
+  zcloud-storage:lvm:
+    - name: fast
+      hosts:
+        n1: [/dev/disk/by-id/wwn-0x1]
+        n2: [${dev2}]
+${extra}`;
+
+let repo: string;
+const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" });
+
+function commit(files: Record<string, string>, message: string): void {
+    for (const [file, text] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+        fs.writeFileSync(path.join(repo, file), text);
+    }
+    git("add", "-A");
+    git("commit", "-q", "-m", message);
+}
+
+function runScript(env: Record<string, string>) {
+    const { GITHUB_STEP_SUMMARY: _, ...rest } = process.env;
+    return spawnSync("bash", [script, "main"], { cwd: repo, encoding: "utf8", env: { ...rest, ZCLOUD_DIR: root, ...env } });
+}
+
+before(() => {
+    repo = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ci-"));
+    git("init", "-q", "-b", "main");
+    git("config", "user.email", "ci@example.invalid");
+    git("config", "user.name", "ci test");
+    commit({ "stacks/Pulumi.prod.yaml": stack("/dev/disk/by-id/wwn-0x2"), "stacks/Pulumi.lab.yaml": stack("/dev/disk/by-id/wwn-0x3") }, "base");
+    git("checkout", "-q", "-b", "change");
+});
+
+after(() => fs.rmSync(repo, { recursive: true, force: true }));
+
+test("a changed stack: its change list and policy results in the summary, exit 0; unchanged stacks left out", () => {
+    commit({ "stacks/Pulumi.prod.yaml": stack("/dev/disk/by-id/wwn-0x2, /dev/disk/by-id/wwn-0x4") }, "add a device on n2");
+    const summary = path.join(repo, "..", `${path.basename(repo)}-summary.md`);
+    const r = runScript({ GITHUB_STEP_SUMMARY: summary, PLAN_JSON_DIR: "json" });
+    assert.equal(r.status, 0, r.stderr);
+    const text = fs.readFileSync(summary, "utf8");
+    fs.rmSync(summary);
+    assert.ok(text.includes("### `stacks/Pulumi.prod.yaml` (changes from main)\n\nResult: **ok**"), text);
+    assert.match(text, /~ +update +fast-n2-disks +fast prepare n2 \[\/dev\/disk\/by-id\/wwn-0x2, \/dev\/disk\/by-id\/wwn-0x4\]/);
+    assert.match(text, /Policies: no violations/);
+    assert.ok(!text.includes("Pulumi.lab.yaml"), "unchanged stack planned");
+    const planned = JSON.parse(fs.readFileSync(path.join(repo, "json", "Pulumi.prod.yaml.json"), "utf8"));
+    assert.ok(planned.changes.some((c: { urn: string }) => c.urn.endsWith("fast-n2-disks")), "the --json plan holds the changes");
+});
+
+test("a broken stack fails the check with its error in the summary file", () => {
+    commit({ "stacks/Pulumi.lab.yaml": stack("/dev/disk/by-id/wwn-0x3", "    - name: fast\n      hosts: { n9: [/dev/sdb] }\n") }, "break lab");
+    const r = runScript({ SUMMARY: "summary.md" });
+    assert.equal(r.status, 1, r.stderr);
+    const text = fs.readFileSync(path.join(repo, "summary.md"), "utf8");
+    assert.ok(text.includes("### `stacks/Pulumi.lab.yaml` (changes from main)\n\nResult: **failed**: config errors or mandatory policy violations"), text);
+    assert.match(text, /lvm\[1\]\.hosts\.n9: n9 is not in zcloud-storage:nodes/);
+    assert.ok(text.includes("### `stacks/Pulumi.prod.yaml` (changes from main)\n\nResult: **ok**"), "the other stack is still planned");
+});
+
+test("a base that is not a commit is a usage error", () => {
+    const r = spawnSync("bash", [script, "no-such-branch"], { cwd: repo, encoding: "utf8", env: { ...process.env, ZCLOUD_DIR: root, SUMMARY: "x.md" } });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /base no-such-branch is not a commit here/);
+});
+
+test("the GitHub Actions workflow is valid against the workflow schema; a broken copy is not", () => {
+    const text = fs.readFileSync(githubWorkflow, "utf8");
+    assert.deepEqual(validateWorkflow(text).errors, []);
+    const broken = text.replace("runs-on: ubuntu-latest\n    timeout-minutes: 20", "runs_on: ubuntu-latest\n    timeout-minutes: 20");
+    assert.notEqual(broken, text);
+    assert.ok(validateWorkflow(broken).errors.length > 0, "a job without runs-on must fail");
+});
+
+test("the GitLab CI jobs are valid against GitLab's CI schema; a broken copy is not", async () => {
+    // GitLab's published schema as the package ships it (an ES module without types).
+    const schemaModule = "gitlab-ci-local/src/schema/schema.js";
+    const { schema } = (await import(schemaModule)) as { schema: object };
+    const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, validateFormats: false });
+    ajv.addKeyword("markdownDescription");
+    const validate = ajv.compile(schema);
+    const doc = yaml.load(fs.readFileSync(gitlabJobs, "utf8"));
+    assert.ok(validate(doc), JSON.stringify(validate.errors, null, 2));
+    const broken = yaml.load(fs.readFileSync(gitlabJobs, "utf8").replace("  stage: check\n  rules:", "  stage: check\n  rulez:"));
+    assert.equal(validate(broken), false, "an unknown job key must fail");
+});

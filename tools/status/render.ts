@@ -1,0 +1,40 @@
+/** The people-facing status: one block per storage, a node table, then its problems. */
+import { formatSize } from "../discover/inventory";
+import { renderTable } from "../discover/table";
+import { NodeStatus, StorageStatus, problemLine } from "./evaluate";
+
+const yesNo = (v: boolean | null) => (v === null ? "?" : v ? "yes" : "NO");
+
+function vgCells(n: NodeStatus): string[] {
+    if (n.vg === undefined) {
+        return [];
+    }
+    if (n.vg === null) {
+        return ["-", "-", "-", "-", "-"];
+    }
+    const v = n.vg;
+    return [formatSize(v.size), formatSize(v.free), String(v.lvCount), v.thinPoolPercent === undefined ? "-" : `${v.thinPoolPercent}%`, v.devices.join(" ")];
+}
+
+export function renderStatus(storages: StorageStatus[]): string {
+    const out: string[] = [];
+    for (const s of storages) {
+        const sc = s.storageClass ? (s.storageClass.present ? `StorageClass ${s.name}${s.storageClass.default ? " (default)" : ""}` : "StorageClass missing") : "StorageClass ?";
+        out.push(`${s.name} (${s.type}): ${s.healthy ? "healthy" : `${s.problems.length} problem${s.problems.length === 1 ? "" : "s"}`}; ${sc}`);
+        if (s.ceph) {
+            out.push(`  ceph ${s.ceph.status}, OSDs ${s.ceph.up} up / ${s.ceph.in} in / ${s.ceph.osds}, used ${formatSize(s.ceph.bytesUsed)} of ${formatSize(s.ceph.bytesTotal)}`);
+        }
+        const nodes = Object.entries(s.nodes);
+        if (nodes.length > 0) {
+            const lvm = s.type === "lvm";
+            const header = ["NODE", "READY", "LABEL", "DAEMONS", ...(lvm ? ["VG SIZE", "VG FREE", "LVS", "THIN", "VG DEVICES"] : ["DEVICES"])];
+            const rows = nodes.map(([name, n]) => [name, yesNo(n.ready), yesNo(n.label), yesNo(n.daemonsReady), ...(lvm ? vgCells(n) : [Object.keys(n.devices).join(" ")])]);
+            out.push(renderTable(header, rows));
+        }
+        for (const p of s.problems) {
+            out.push(`  ${p.kind}: ${problemLine(s.name, p)}`);
+        }
+        out.push("");
+    }
+    return out.join("\n");
+}
