@@ -2,19 +2,19 @@
 # The engine sandbox: a control plane on 127.0.0.1 with kwok-managed nodes node1..nodeN, and per
 # node a real sshd on 127.0.0.1 with loop devices and an LVM view of its own.
 #
-#   bash test/engine/sandbox.sh start [--nodes N] [--devices M]   # defaults 2 and 2; root
+#   bash test/engine/sandbox.sh start [--nodes N] [--devices M] [--pulumi]   # defaults 2 and 2; root
 #   bash test/engine/sandbox.sh stop <dir>
 #
 # start prints the sandbox directory as the last line of stdout. It holds `env` (source it:
-# KUBECONFIG, PATH with pulumi, kubectl, the plugins and Node LTS, a local file backend and its
-# passphrase), `nodes.json` and `id_ed25519`. stop ends every process the sandbox started and
+# KUBECONFIG, PATH with kubectl and Node LTS, and with --pulumi also the Pulumi CLI and plugins,
+# a local file backend and its passphrase), `nodes.json` and `id_ed25519`. stop ends every process the sandbox started and
 # releases every device (VGs, PVs, loop devices), also after a failed start or test run.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 usage() {
-    echo "usage: sandbox.sh start [--nodes N] [--devices M] | stop <dir>" >&2
+    echo "usage: sandbox.sh start [--nodes N] [--devices M] [--pulumi] | stop <dir>" >&2
     exit 2
 }
 
@@ -31,10 +31,10 @@ nodes_cli() {
     (cd "$root" && node --import tsx test/engine/nodes.ts "$@")
 }
 
-# tools_env: the path of the engine binaries' env file (built once per version, then cached);
-# the build's progress goes to stderr.
+# tools_env TOOLS...: the path of the engine binaries' env file (built once per version, then
+# cached); the build's progress goes to stderr.
 tools_env() {
-    build=$(bash "$here/build-tools.sh") || { printf '%s\n' "$build" >&2; exit 1; }
+    build=$(bash "$here/build-tools.sh" "$@") || { printf '%s\n' "$build" >&2; exit 1; }
     printf '%s\n' "$build" | sed '$d' >&2
     printf '%s\n' "$build" | tail -n 1
 }
@@ -56,8 +56,12 @@ write_env() {
 start() {
     nodes=2
     devices=2
+    # The control plane's tools; the Pulumi CLI and plugins only when asked (see README: they
+    # cannot be built on every machine).
+    tools="node kubernetes etcd kwok"
     while [ $# -gt 0 ]; do
         case "$1" in
+            --pulumi) tools=""; shift ;;
             --nodes) nodes=$(positive_int "$1" "${2:-}"); shift 2 ;;
             --devices) devices=$(positive_int "$1" "${2:-}"); shift 2 ;;
             *) usage ;;
@@ -67,7 +71,8 @@ start() {
     dir=$(mktemp -d "${TMPDIR:-/tmp}/zcloud-sandbox.XXXXXX")
     # A failed start leaves nothing behind.
     trap 'echo "sandbox: start failed; releasing $dir" >&2; release "$dir" >&2' EXIT
-    write_env "$dir" "$(tools_env)"
+    # shellcheck disable=SC2086 # tools is a word list; empty means every tool
+    write_env "$dir" "$(tools_env $tools)"
     # shellcheck disable=SC1091 # written just above
     . "$dir/env"
     bash "$here/controlplane.sh" start "$dir/controlplane" >&2

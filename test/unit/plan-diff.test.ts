@@ -14,6 +14,7 @@ function operation(type: string, before: Record<string, unknown>, after: Record<
         inputs,
         custom: true,
         deleteBeforeReplace: false,
+        retainOnDelete: false,
         replaceOnChanges,
     });
     const changes = diffPlans([r(before)], [r(after)]);

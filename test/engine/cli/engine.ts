@@ -73,7 +73,7 @@ function sourcedEnv(file: string): NodeJS.ProcessEnv {
 export function startSandbox(opts: { nodes: number; devices: number }): Sandbox {
     let stdout: string;
     try {
-        stdout = execFileSync("bash", [sandboxScript, "start", "--nodes", String(opts.nodes), "--devices", String(opts.devices)], {
+        stdout = execFileSync("bash", [sandboxScript, "start", "--pulumi", "--nodes", String(opts.nodes), "--devices", String(opts.devices)], {
             encoding: "utf8",
             stdio: ["ignore", "pipe", "pipe"],
             maxBuffer: 64 * 1024 * 1024,
