@@ -1,5 +1,5 @@
 /**
- * The engine half of `npm run bench`: the real CLI against a sandbox (needs root and the engine
+ * The real-CLI benchmark (`node --import tsx test/engine/cli/bench.ts [sizes]`): the real CLI against a sandbox (needs root and the engine
  * binaries). Real `pulumi preview` of generated LVM stacks (N nodes x 4 devices; the nodes are
  * made up, preview contacts none), and `pulumi up` of 1 and of 8 sandbox nodes: t(8)/t(1) shows
  * per-node independence in practice, the checkpoint's growth from 1 to 8 nodes its size per node.
@@ -37,4 +37,12 @@ export async function engineBench(previewSizes: number[]): Promise<void> {
     } finally {
         sandbox.stop();
     }
+}
+
+if (require.main === module) {
+    const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+    engineBench(sizes.length ? sizes : [10, 100, 500]).catch((e) => {
+        console.error(e instanceof Error ? e.message : e);
+        process.exit(1);
+    });
 }
