@@ -59,7 +59,9 @@ export interface TierStack {
 }
 
 export function tierStackYaml(s: TierStack): string {
-    const nodes = Object.fromEntries([...Object.keys(s.hosts), ...Object.keys(s.wipeHosts)].map((n) => [n, { address: "127.0.0.1" }]));
+    // One loopback address per node (distinct nodes are distinct SSH endpoints); the tier runs the
+    // planned commands locally, so the addresses are never dialled.
+    const nodes = Object.fromEntries([...Object.keys(s.hosts), ...Object.keys(s.wipeHosts)].map((n, i) => [n, { address: `127.0.0.${i + 1}` }]));
     return yaml.dump({
         config: {
             "kubernetes:context": s.kubeContext,

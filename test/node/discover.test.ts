@@ -125,7 +125,9 @@ before(async () => {
     // A second node that does not answer (nothing listens on its port) and a third that is the
     // same sshd reached without a pinned key.
     const deadPort = await freePort();
-    const nodesInStack = { node1: node, node2: { ...node, port: deadPort }, node3: node };
+    // node3 is node1's sshd again under its name "localhost" (the plan refuses two node names on
+    // one address and port), with no pinned key.
+    const nodesInStack = { node1: node, node2: { ...node, port: deadPort }, node3: { ...node, address: "localhost" } };
     const lvm = ["  zcloud-storage:lvm:", "    - name: fast", "      hosts:", `        node1: [${link}, ${missing}]`];
     stackFile = path.join(dir, "Pulumi.discover.yaml");
     fs.writeFileSync(stackFile, stackForNodes(nodesInStack, lvm, ["node3"]));

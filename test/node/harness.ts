@@ -291,7 +291,9 @@ export function localLvmStack(port: number, storages: Array<{ name: string; host
         `    port: ${port}`,
         "    privateKey: { secure: v1:nodetest }",
         "  zcloud-storage:nodes:",
-        ...nodes.map((n) => `    ${n}: { address: 127.0.0.1 }`),
+        // Each "node" gets its own loopback address, as distinct nodes must (one SSH endpoint per
+        // node); the tests run every planned command through the harness's one sshd anyway.
+        ...nodes.map((n, i) => `    ${n}: { address: 127.0.0.${i + 1} }`),
         "  zcloud-storage:lvm:",
         ...storages.flatMap((s) => [
             `    - name: ${s.name}`,
