@@ -52,7 +52,9 @@ function stackYaml(a: Guest, b: Guest): string {
         `      lvm-b: "${b.connection.hostKey}"`,
         "  zcloud-storage:nodes:",
         `    lvm-a: { address: ${a.connection.host}, port: ${a.connection.port} }`,
-        `    ${KERNEL_NAMED}: { address: ${a.connection.host}, port: ${a.connection.port} }`,
+        // Another name of lvm-a's forwarded port (the plan refuses two nodes on one endpoint); the
+        // test runs this node's commands on guest a itself.
+        `    ${KERNEL_NAMED}: { address: localhost, port: ${a.connection.port} }`,
         `    lvm-b: { address: ${b.connection.host}, port: ${b.connection.port}, user: ${OPS} }`,
         "  zcloud-storage:lvm:",
         `    - name: ${THICK}`,
