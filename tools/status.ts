@@ -1,11 +1,13 @@
 import { StackModel } from "../components/config/model";
 import { CommonOptions, commonUsage, parseCommonArgs, positiveInt, runCli } from "./discover/args";
-import { collectInventories } from "./discover/collect";
+import { collectFromNodes, collectInventories, needsSudo } from "./discover/collect";
+import { iscsiStatusCommand } from "../components/iscsi/commands";
 import { NodeReport } from "./discover/inventory";
 import { Day2ConfigError, Day2Stack, loadDay2Stack } from "./discover/stack";
 import { keySourceProblem } from "./discover/ssh";
 import { CephHealth, ClusterFacts, Kubectl, kubectlFor, readCephHealth, readCluster } from "./status/cluster";
-import { StorageStatus, evaluateStatus, exitCodeOf } from "./status/evaluate";
+import { StatusFacts, StorageStatus, evaluateStatus, exitCodeOf } from "./status/evaluate";
+import { parseIscsiFacts } from "./status/iscsi";
 import { renderStatus } from "./status/render";
 
 const usage = `usage: npm run status -- <stack|file> [--identity FILE] [--json] [--watch SECONDS]
@@ -35,6 +37,22 @@ function deviceNodes(model: StackModel): string[] {
     return [...new Set([...model.lvm, ...model.cephfs].flatMap((s) => Object.keys(s.hosts)))];
 }
 
+/** Every node status reads over SSH: device nodes and iSCSI initiators. */
+function sshNodes(model: StackModel): string[] {
+    return [...new Set([...deviceNodes(model), ...model.iscsi.flatMap((s) => s.initiators)])];
+}
+
+/** iscsi-status.sh on every initiator of every iSCSI storage. */
+async function readIscsi(model: StackModel, opts: Options): Promise<NonNullable<StatusFacts["iscsi"]>> {
+    const items = model.iscsi.flatMap((storage) => storage.initiators.map((node) => ({ node, storage })));
+    const answers = await collectFromNodes(model, items, opts.ssh, opts.concurrency, ({ node, storage }) => iscsiStatusCommand({ storage: storage.name, portals: storage.portals, iqn: storage.iqn, lun: storage.lun }, needsSudo(model, node)), parseIscsiFacts);
+    const facts: NonNullable<StatusFacts["iscsi"]> = new Map(model.iscsi.map((s) => [s.name, new Map()]));
+    for (const a of answers) {
+        facts.get(a.item.storage.name)!.set(a.item.node, "error" in a ? { error: a.error } : a.value);
+    }
+    return facts;
+}
+
 /** A Ready admin pod of the CephFS storage (it holds the admin key): where `ceph status` runs. */
 function adminPodOf(cluster: ClusterFacts, storage: string): string | undefined {
     return cluster.pods.find((p) => p.ready && p.labels["app.kubernetes.io/component"] === "ceph-admin" && p.labels["storage.zcloud.io/storage"] === storage)?.name;
@@ -42,13 +60,13 @@ function adminPodOf(cluster: ClusterFacts, storage: string): string | undefined 
 
 async function round(stack: Day2Stack, opts: Options, kubectl: Kubectl): Promise<StorageStatus[]> {
     const { model } = stack;
-    const [cluster, answers] = await Promise.all([readCluster(kubectl, model.namespace), collectInventories(model, deviceNodes(model), opts.ssh, opts.concurrency, false)]);
+    const [cluster, answers, iscsi] = await Promise.all([readCluster(kubectl, model.namespace), collectInventories(model, deviceNodes(model), opts.ssh, opts.concurrency, false), readIscsi(model, opts)]);
     const nodes = new Map<string, NodeReport | { error: string }>(answers.map((a) => [a.node, "error" in a ? { error: a.error } : a.report]));
     const ceph = new Map<string, CephHealth | { error: string }>();
     for (const s of model.cephfs) {
         ceph.set(s.name, "error" in cluster ? { error: "cluster not reached" } : await readCephHealth(kubectl, model.namespace, adminPodOf(cluster, s.name)));
     }
-    return evaluateStatus({ model, cluster, nodes, ceph });
+    return evaluateStatus({ model, cluster, nodes, ceph, iscsi });
 }
 
 function print(storages: StorageStatus[], json: boolean, watching: boolean): void {
@@ -67,7 +85,7 @@ function print(storages: StorageStatus[], json: boolean, watching: boolean): voi
 async function main(): Promise<number> {
     const opts = parseArgs(process.argv.slice(2));
     const stack = loadDay2Stack(opts.target);
-    if (deviceNodes(stack.model).length > 0) {
+    if (sshNodes(stack.model).length > 0) {
         const keyProblem = keySourceProblem(opts.ssh, process.env);
         if (keyProblem) {
             throw new Day2ConfigError(keyProblem);

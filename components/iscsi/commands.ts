@@ -94,3 +94,10 @@ export function parseVgReport(stdout: string): { vg: string; uuid: string; wwid:
     const m = /^zcloud-iscsi-vg: (\S+) (\S+) (\S+)$/m.exec(stdout);
     return m ? { vg: m[1], uuid: m[2], wwid: m[3] } : undefined;
 }
+
+export const iscsiStatusScriptFiles = ["lib.sh", "iscsi-lib.sh", "iscsi-status.sh"];
+
+/** The read-only probe `npm run status` runs on an initiator: sessions, multipath, VG, lockspace. */
+export function iscsiStatusCommand(t: IscsiTargetSpec, sudo: boolean): string {
+    return renderNodeCommand({ files: iscsiStatusScriptFiles, name: "iscsi-status", args: iscsiTargetArgs(t), sudo });
+}

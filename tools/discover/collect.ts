@@ -14,37 +14,62 @@ export type NodeAnswer = { node: string; report: NodeReport; learnedHostKey?: st
  * The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments.
  * Without guards (status) the node skips the per-device verdicts, the slow part.
  */
+/** Non-root SSH users run node scripts through `sudo -n`, as the disk commands do. */
+export function needsSudo(model: StackModel, node: string): boolean {
+    return (model.nodes[node]?.user ?? model.ssh?.user ?? "root") !== "root";
+}
+
 export function inventoryCommand(model: StackModel, node: string, guards = true): string {
-    const user = model.nodes[node]?.user ?? model.ssh?.user ?? "root";
     return renderNodeCommand({
         files: ["lib.sh", "discover.sh"],
         name: "discover.sh",
         args: [...(guards ? [] : ["--no-guards"]), ...declaredDevices(model, node).map((d) => d.path)],
-        // Non-root users read devices through `sudo -n`, as the disk commands do.
-        sudo: user !== "root",
+        sudo: needsSudo(model, node),
     });
 }
 
-export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number, guards = true): Promise<NodeAnswer[]> {
+/** One command per item over SSH, bounded; each answer parsed, or the reason it failed. */
+export async function collectFromNodes<I extends { node: string }, T>(
+    model: StackModel,
+    items: I[],
+    ssh: SshOptions,
+    concurrency: number,
+    command: (item: I) => string,
+    parse: (stdout: string, item: I, client: SshClient) => T,
+): Promise<Array<{ item: I; value: T } | { item: I; error: string }>> {
     const client = new SshClient(model, ssh);
     try {
-        return await mapBounded(nodes, concurrency, async (node): Promise<NodeAnswer> => {
-            const refusal = unpinnedRefusal(model, node, ssh);
+        return await mapBounded(items, concurrency, async (item) => {
+            const refusal = unpinnedRefusal(model, item.node, ssh);
             if (refusal) {
-                return { node, error: refusal };
+                return { item, error: refusal };
             }
-            const r = await client.run(node, inventoryCommand(model, node, guards));
+            const r = await client.run(item.node, command(item));
             if (r.code !== 0) {
-                return { node, error: remoteFailure(r) };
+                return { item, error: remoteFailure(r) };
             }
             try {
-                const learned = model.ssh?.hostKeys[node] ? undefined : client.learnedHostKey(node);
-                return { node, report: parseNodeReport(r.stdout), ...(learned ? { learnedHostKey: learned } : {}) };
+                return { item, value: parse(r.stdout, item, client) };
             } catch (e) {
-                return { node, error: `unreadable answer: ${(e as Error).message}` };
+                return { item, error: `unreadable answer: ${(e as Error).message}` };
             }
         });
     } finally {
         client.close();
     }
+}
+
+export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number, guards = true): Promise<NodeAnswer[]> {
+    const answers = await collectFromNodes(
+        model,
+        nodes.map((node) => ({ node })),
+        ssh,
+        concurrency,
+        ({ node }) => inventoryCommand(model, node, guards),
+        (stdout, { node }, client) => {
+            const learned = model.ssh?.hostKeys[node] ? undefined : client.learnedHostKey(node);
+            return { report: parseNodeReport(stdout), ...(learned ? { learnedHostKey: learned } : {}) };
+        },
+    );
+    return answers.map((a): NodeAnswer => ("error" in a ? { node: a.item.node, error: a.error } : { node: a.item.node, ...a.value }));
 }

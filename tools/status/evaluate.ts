@@ -2,11 +2,12 @@
  * Status of every storage from facts: the cluster's objects, each node's inventory over SSH and
  * (CephFS) `ceph status`. Pure: facts in, problems out; unit-tested with exact messages.
  */
-import { StackModel, StorageType } from "../../components/config/model";
+import { IscsiConfig, StackModel, StorageType } from "../../components/config/model";
 import { cephNames } from "../../components/cephfs/cluster";
-import { labelDomain, lvmVolumeGroup, storageLabelKey } from "../../components/naming";
+import { NodeStorageType, labelDomain, lvmVolumeGroup, storageLabelKey } from "../../components/naming";
 import { NodeReport } from "../discover/inventory";
 import { CephHealth, ClusterFacts, ClusterPod } from "./cluster";
+import { IscsiNodeFacts, iscsiNodeProblems } from "./iscsi";
 
 export type ProblemKind = "degraded" | "drift" | "unreachable";
 
@@ -39,6 +40,8 @@ export interface NodeStatus {
     vg?: VgStatus | null;
     /** Declared path -> kernel path on the node (null: missing; undefined: node not reached). */
     devices: Record<string, string | null | undefined>;
+    /** iSCSI: sessions, multipath, VG and lockspace on the initiator (null: not reached). */
+    iscsi?: IscsiNodeFacts | null;
 }
 
 export interface StorageStatus {
@@ -58,6 +61,8 @@ export interface StatusFacts {
     nodes: Map<string, NodeReport | { error: string }>;
     /** CephFS storage name -> `ceph status`, or why it could not be read. */
     ceph: Map<string, CephHealth | { error: string }>;
+    /** iSCSI storage name -> initiator -> its iscsi-status.sh facts, or why they could not be read. */
+    iscsi?: Map<string, Map<string, IscsiNodeFacts | { error: string }>>;
 }
 
 /** The shared CSI drivers: their pods' name label and the components status expects Ready. */
@@ -65,6 +70,7 @@ const drivers = {
     lvm: { name: "topolvm", controller: "controller", nodePlugin: "node" },
     cephfs: { name: "ceph-csi-cephfs", controller: "provisioner", nodePlugin: "nodeplugin" },
     nfs: { name: "csi-driver-nfs", controller: "controller", nodePlugin: "node" },
+    iscsi: { name: "csi-sanlock-lvm", controller: "controller", nodePlugin: "node" },
 } as const;
 
 /** A thin pool at or above this data usage is reported. */
@@ -105,7 +111,7 @@ function storageClassProblems(cluster: ClusterFacts, name: string, isDefault: bo
 }
 
 /** The node object and its storage label. */
-function nodeObjectProblems(cluster: ClusterFacts, node: string, type: "lvm" | "cephfs", storage: string): { problems: Problem[]; ready: boolean; label: boolean } {
+function nodeObjectProblems(cluster: ClusterFacts, node: string, type: NodeStorageType, storage: string): { problems: Problem[]; ready: boolean; label: boolean } {
     const obj = cluster.nodes.find((n) => n.name === node);
     if (!obj) {
         return { problems: [{ kind: "drift", node, object: `node ${node}`, message: "not in the cluster" }], ready: false, label: false };
@@ -167,30 +173,33 @@ function lvmVgProblems(report: NodeReport, storage: string, declared: NodeStatus
     return { vg, problems };
 }
 
+/** The node object, its label and the storage's daemon pods on it (node plugin and `own`). */
+function nodeClusterStatus(facts: StatusFacts, type: NodeStorageType, storage: string, node: string, status: NodeStatus, own: (cluster: ClusterFacts) => Problem[]): Problem[] {
+    if ("error" in facts.cluster) {
+        return [];
+    }
+    const cluster = facts.cluster;
+    const obj = nodeObjectProblems(cluster, node, type, storage);
+    status.ready = obj.ready;
+    status.label = obj.label;
+    const daemonProblems = [...podProblems(cluster.pods, driverSelector(type, "nodePlugin"), node, `${drivers[type].name} node`), ...own(cluster)];
+    status.daemonsReady = daemonProblems.length === 0;
+    return [...obj.problems, ...daemonProblems];
+}
+
 /** Per node of an lvm or cephfs storage: node object, label, daemons, devices (and the VG for lvm). */
 function nodeStorageStatus(facts: StatusFacts, type: "lvm" | "cephfs", storage: string, node: string, declared: string[], thin: boolean): { status: NodeStatus; problems: Problem[] } {
-    const problems: Problem[] = [];
     const status: NodeStatus = { ready: null, label: null, daemonsReady: null, devices: Object.fromEntries(declared.map((d) => [d, undefined])) };
-    if (!("error" in facts.cluster)) {
-        const cluster = facts.cluster;
-        const obj = nodeObjectProblems(cluster, node, type, storage);
-        problems.push(...obj.problems);
-        status.ready = obj.ready;
-        status.label = obj.label;
-        const daemonProblems = [
-            ...podProblems(cluster.pods, driverSelector(type, "nodePlugin"), node, `${drivers[type].name} node`),
-            ...(type === "lvm"
+    const problems = nodeClusterStatus(facts, type, storage, node, status, (cluster) =>
+            type === "lvm"
                 ? podProblems(cluster.pods, { [storageLabel]: storage, "app.kubernetes.io/component": "lvmd" }, node, "lvmd")
                 : [
                       ...declared.flatMap((d) => podProblems(cluster.pods, { "storage.zcloud.io/ceph-osd": cephNames(storage).osd(node, d) }, node, `ceph-osd ${d}`)),
                       ...cluster.pods
                           .filter((p) => p.node === node && p.labels[storageLabel] === storage && !p.labels["storage.zcloud.io/ceph-osd"] && !p.ready)
                           .map((p): Problem => ({ kind: "degraded", node, object: `pod ${p.name}`, message: `${p.labels["app.kubernetes.io/component"] ?? "ceph"} pod is not Ready (phase ${p.phase})` })),
-                  ]),
-        ];
-        problems.push(...daemonProblems);
-        status.daemonsReady = daemonProblems.length === 0;
-    }
+                  ],
+    );
     const report = facts.nodes.get(node);
     if (!report || "error" in report) {
         problems.push({ kind: "unreachable", node, object: "ssh", message: report ? report.error : "not contacted" });
@@ -210,6 +219,20 @@ function nodeStorageStatus(facts: StatusFacts, type: "lvm" | "cephfs", storage: 
     return { status, problems };
 }
 
+/** Per initiator of an iSCSI storage: node object, label, node plugin, then what the node shows. */
+function iscsiInitiatorStatus(facts: StatusFacts, s: IscsiConfig, node: string): { status: NodeStatus; problems: Problem[] } {
+    const status: NodeStatus = { ready: null, label: null, daemonsReady: null, devices: {}, iscsi: null };
+    const problems = nodeClusterStatus(facts, "iscsi", s.name, node, status, () => []);
+    const answer = facts.iscsi?.get(s.name)?.get(node);
+    if (!answer || "error" in answer) {
+        problems.push({ kind: "unreachable", node, object: "ssh", message: answer ? answer.error : "not contacted" });
+        return { status, problems };
+    }
+    status.iscsi = answer;
+    problems.push(...iscsiNodeProblems(s, node, answer));
+    return { status, problems };
+}
+
 function cephProblems(health: CephHealth | { error: string } | undefined, declaredOsds: number): Problem[] {
     if (!health || "error" in health) {
         return [{ kind: "unreachable", node: null, object: "ceph status", message: health ? health.error : "not asked" }];
@@ -224,7 +247,7 @@ function cephProblems(health: CephHealth | { error: string } | undefined, declar
     return problems;
 }
 
-function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDefault: boolean, hosts: Record<string, string[]> | null, thin: boolean): StorageStatus {
+function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDefault: boolean, hosts: Record<string, string[]> | null, thin: boolean, iscsi?: IscsiConfig): StorageStatus {
     const problems: Problem[] = [];
     let sc: StorageStatus["storageClass"] = null;
     if ("error" in facts.cluster) {
@@ -233,9 +256,7 @@ function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDe
         const scResult = storageClassProblems(facts.cluster, name, isDefault);
         sc = scResult.sc;
         problems.push(...scResult.problems);
-        if (type === "lvm" || type === "cephfs" || type === "nfs") {
-            problems.push(...podProblems(facts.cluster.pods, driverSelector(type, "controller"), null, `${drivers[type].name} ${drivers[type].controller}`));
-        }
+        problems.push(...podProblems(facts.cluster.pods, driverSelector(type, "controller"), null, `${drivers[type].name} ${drivers[type].controller}`));
         if (type === "nfs") {
             const nodePods = facts.cluster.pods.filter((p) => matches(p, driverSelector("nfs", "nodePlugin")));
             problems.push(...podProblems(nodePods, {}, null, "csi-driver-nfs node"));
@@ -248,6 +269,11 @@ function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDe
             nodes[node] = r.status;
             problems.push(...r.problems);
         }
+    }
+    for (const node of iscsi ? iscsi.initiators : []) {
+        const r = iscsiInitiatorStatus(facts, iscsi as IscsiConfig, node);
+        nodes[node] = r.status;
+        problems.push(...r.problems);
     }
     let ceph: CephHealth | null | undefined;
     if (type === "cephfs" && hosts) {
@@ -263,6 +289,7 @@ export function evaluateStatus(facts: StatusFacts): StorageStatus[] {
     return [
         ...m.lvm.map((s) => storageStatus(facts, "lvm", s.name, s.default, s.hosts, s.thin !== undefined)),
         ...m.cephfs.map((s) => storageStatus(facts, "cephfs", s.name, s.default, s.hosts, false)),
+        ...m.iscsi.map((s) => storageStatus(facts, "iscsi", s.name, s.default, null, false, s)),
         ...m.nfs.map((s) => storageStatus(facts, "nfs", s.name, s.default, null, false)),
     ];
 }

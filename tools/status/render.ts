@@ -16,6 +16,27 @@ function vgCells(n: NodeStatus): string[] {
     return [formatSize(v.size), formatSize(v.free), String(v.lvCount), v.thinPoolPercent === undefined ? "-" : `${v.thinPoolPercent}%`, v.devices.join(" ")];
 }
 
+/** iSCSI: sessions (portals), multipath device, VG visible, lockspace state. */
+function iscsiCells(n: NodeStatus): string[] {
+    const i = n.iscsi;
+    if (!i) {
+        return ["-", "-", "-", "-"];
+    }
+    return [i.sessions.map((x) => x.portal).join(" ") || "none", i.multipath === undefined ? "-" : (i.multipath ?? "NO"), yesNo(i.vgPresent), i.lockspace];
+}
+
+function detailCells(type: StorageStatus["type"], n: NodeStatus): string[] {
+    if (type === "lvm") {
+        return vgCells(n);
+    }
+    return type === "iscsi" ? iscsiCells(n) : [Object.keys(n.devices).join(" ")];
+}
+
+const detailHeaders: Partial<Record<StorageStatus["type"], string[]>> = {
+    lvm: ["VG SIZE", "VG FREE", "LVS", "THIN", "VG DEVICES"],
+    iscsi: ["SESSIONS", "MULTIPATH", "VG", "LOCKSPACE"],
+};
+
 export function renderStatus(storages: StorageStatus[]): string {
     const out: string[] = [];
     for (const s of storages) {
@@ -26,9 +47,8 @@ export function renderStatus(storages: StorageStatus[]): string {
         }
         const nodes = Object.entries(s.nodes);
         if (nodes.length > 0) {
-            const lvm = s.type === "lvm";
-            const header = ["NODE", "READY", "LABEL", "DAEMONS", ...(lvm ? ["VG SIZE", "VG FREE", "LVS", "THIN", "VG DEVICES"] : ["DEVICES"])];
-            const rows = nodes.map(([name, n]) => [name, yesNo(n.ready), yesNo(n.label), yesNo(n.daemonsReady), ...(lvm ? vgCells(n) : [Object.keys(n.devices).join(" ")])]);
+            const header = ["NODE", "READY", "LABEL", "DAEMONS", ...(detailHeaders[s.type] ?? ["DEVICES"])];
+            const rows = nodes.map(([name, n]) => [name, yesNo(n.ready), yesNo(n.label), yesNo(n.daemonsReady), ...detailCells(s.type, n)]);
             out.push(renderTable(header, rows));
         }
         for (const p of s.problems) {
