@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { chapStdin } from "../../components/iscsi/commands";
+import { chapStdin, iscsiStatusCommand } from "../../components/iscsi/commands";
+import { IscsiNodeFacts, iscsiNodeProblems, parseIscsiFacts } from "../../tools/status/iscsi";
 import { PlanRun, PlannedResource, planYaml } from "../helpers/plan";
 import { bootGuests, Guest, GuestSet, HOST_FROM_GUEST, RunResult } from "./harness";
 import { IscsiTarget } from "./iscsi-target";
@@ -112,6 +113,13 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
 
     const login = (run: PlanRun, node: string) => planned(run, `${STORAGE}-${node}-login`);
     const vgCommand = () => planned(onePortal, `${STORAGE}-vg`);
+    const portalsOf = (n: number) => target.ports.slice(0, n).map((p) => `${HOST_FROM_GUEST}:${p}`);
+    /** `npm run status`'s read-only probe on an initiator, as it runs over SSH, and its problems. */
+    const probe = async (g: Guest, portalCount: number): Promise<{ facts: IscsiNodeFacts; problems: string[] }> => {
+        const spec = { storage: STORAGE, portals: portalsOf(portalCount), iqn: IQN, lun: LUN };
+        const facts = parseIscsiFacts(await g.check(iscsiStatusCommand(spec, false)));
+        return { facts, problems: iscsiNodeProblems({ ...spec, name: STORAGE }, g.name, facts).map((p) => `${p.kind}: ${g.name}: ${p.object}: ${p.message}`) };
+    };
     const sessions = async (g: Guest) => (await g.run("iscsiadm -m session")).stdout.split("\n").filter((l) => l.includes(IQN)).length;
 
     it("plans the password as the logins' secret stdin and never in a command", () => {
@@ -170,6 +178,16 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         assert.notEqual(onB.code, 0);
         assert.match(onB.stderr, /LV locked by other host: zcloud-vmsan\/vol1/);
         assert.equal((await b.run(`test -e /dev/${VG}/vol1`)).code, 1);
+    });
+
+    it("status probe (read-only): both initiators show their session, the shared VG and the lockspace started", async () => {
+        for (const g of [a, b]) {
+            const vgBefore = await g.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; iscsiadm -m session; sanlock client status | grep "^s "`);
+            const { facts, problems } = await timed(`status probe ${g.name}`, () => probe(g, 1));
+            assert.deepEqual(facts, { sessions: [{ portal: portalsOf(1)[0], iqn: IQN }], vgPresent: true, lockspace: "started" });
+            assert.deepEqual(problems, []);
+            assert.equal(await g.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; iscsiadm -m session; sanlock client status | grep "^s "`), vgBefore, "the probe changes nothing");
+        }
     });
 
     it("after A deactivates, B activates the LV and reads what A wrote", async () => {
@@ -265,5 +283,21 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         assert.equal(release.code, 1);
         assert.equal(release.stderr, `zcloud: iscsi ${STORAGE}: refused: VG ${VG} holds volumes (vol1); delete their claims first, the VG is never removed with data\n`);
         assert.ok((await a.check(`vgs --shared --noheadings -o vg_name ${VG}`)).includes(VG));
+    });
+
+    it("status probe: two portals with their multipath device, then one portal logged out is reported with its node and portal", async () => {
+        const [p1, p2] = portalsOf(2);
+        const lockspace = (await b.run("pgrep -x sanlock")).code === 0 ? "stopped" : "no-daemon";
+        const lockspaceProblem = `degraded: isb: lockspace lvm_${VG}: ${lockspace === "stopped" ? "not started (sanlock runs, the VG's lockspace is not in it)" : "not started (no sanlock daemon on the node)"}`;
+        const both = await probe(b, 2);
+        assert.deepEqual(both.facts.sessions, [{ portal: p1, iqn: IQN }, { portal: p2, iqn: IQN }]);
+        assert.match(both.facts.multipath ?? "", /^\/dev\/disk\/by-id\/dm-uuid-mpath-\S+$/);
+        assert.equal(both.facts.vgPresent, true);
+        assert.equal(both.facts.lockspace, lockspace, "B's logout stopped its lockspace");
+        assert.deepEqual(both.problems, [lockspaceProblem]);
+        await b.check(`iscsiadm -m node -T ${IQN} -p ${p2} --logout`);
+        const one = await probe(b, 2);
+        assert.deepEqual(one.facts.sessions, [{ portal: p1, iqn: IQN }]);
+        assert.deepEqual(one.problems, [`degraded: isb: portal ${p2}: no iSCSI session to ${IQN}`, lockspaceProblem]);
     });
 });
