@@ -12,17 +12,27 @@
  * test/plan/lvm.test.ts; here the program runs once more under Pulumi's mock runtime with the
  * guests' real command output, to show the `devices` output carries the by-id names.
  *
+ * Discover's node script runs on lvm-a as `npm run discover` runs it over SSH, on real virtio by-id
+ * disks in four states (clean, ext4, in the VG, mounted), and is shown to change nothing.
+ *
  * Also the harness checks later tiers rely on: remote-shell semantics, by-id disks, and the host
  * reachable from a guest at 10.0.2.2.
  *
  *   node --import tsx --test test/vm/lvm.test.ts      (root; see test/vm/README.md)
  */
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import { deployStorages, loadStackConfig } from "../../components";
 import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm";
+import { discoverNode, proposalYaml } from "../../tools/discover/devices";
+import { inventoryCommand } from "../../tools/discover/collect";
+import { parseNodeReport } from "../../tools/discover/inventory";
+import { declaredDevices, loadDay2Stack } from "../../tools/discover/stack";
 import { parseStackYaml } from "../../tools/plan/stackFile";
 import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
 import { bootGuests, Guest, GuestSet, HOST_FROM_GUEST, RunResult } from "./harness";
@@ -39,6 +49,28 @@ const OPS = "ops";
 
 /** The lvm-a disks again, declared by kernel name: a third "node" of the thick storage (same guest). */
 const KERNEL_NAMED = "lvm-a-kernel";
+
+/** Where the discover step mounts a-mnt. */
+const DISCOVER_MNT = "/mnt/zc-discover";
+
+/**
+ * Everything discover could change on lvm-a's disks, as one text (the fields discover's node test
+ * compares): lsblk, signatures (blkid, wipefs), LVM reports and files, mounts, the first 8 and the
+ * last 1 MiB of every disk.
+ */
+function guestSnapshot(devices: string[]): string {
+    const each = (cmd: string) => devices.map((d) => cmd.replace(/DEV/g, d)).join("; ");
+    return [
+        `lsblk -J -b -O ${devices.join(" ")}`,
+        each("blkid -p -o export DEV || true"),
+        each("wipefs --noheadings --output DEVICE,OFFSET,TYPE,UUID DEV"),
+        "pvs --noheadings -o pv_name,vg_name,pv_uuid,pv_mda_count,dev_size",
+        "vgs --noheadings -o vg_name,vg_uuid,vg_seqno,vg_free",
+        "find /etc/lvm -printf '%P %T@\\n' | sort",
+        `grep ${DISCOVER_MNT} /proc/self/mountinfo`,
+        each("head -c 8M DEV | sha256sum; tail -c 1M DEV | sha256sum"),
+    ].join("; ");
+}
 
 function stackYaml(a: Guest, b: Guest): string {
     return [
@@ -123,7 +155,15 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
     before(async () => {
         vms = await timed("boot (2 guests)", () =>
             bootGuests([
-                { name: "lvm-a", disks: [{ serial: "a-sdb", sizeMiB: 384 }, { serial: "a-sdc", sizeMiB: 384 }] },
+                // a-clean, a-ext4, a-mnt: the states discover classifies (a-sdb, in the VG, is the fourth)
+                {
+                    name: "lvm-a",
+                    disks: [
+                        { serial: "a-sdb", sizeMiB: 384 },
+                        { serial: "a-sdc", sizeMiB: 384 },
+                        ...["a-clean", "a-ext4", "a-mnt"].map((serial) => ({ serial, sizeMiB: 64 })),
+                    ],
+                },
                 // b-sdc: the device-class checks (an LVM LV on it, then a multipath map over it)
                 { name: "lvm-b", disks: [{ serial: "b-sdb", sizeMiB: 768 }, { serial: "b-sdc", sizeMiB: 64 }] },
             ]),
@@ -164,10 +204,13 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         });
 
         it("shows every disk under /dev/disk/by-id/virtio-<serial>, in the order given", async () => {
-            assert.deepEqual(a.disks, { "a-sdb": "/dev/disk/by-id/virtio-a-sdb", "a-sdc": "/dev/disk/by-id/virtio-a-sdc" });
+            assert.deepEqual(Object.entries(a.disks).slice(0, 2), [["a-sdb", "/dev/disk/by-id/virtio-a-sdb"], ["a-sdc", "/dev/disk/by-id/virtio-a-sdc"]]);
             assert.deepEqual(kernel, {
                 "/dev/disk/by-id/virtio-a-sdb": "/dev/vdb",
                 "/dev/disk/by-id/virtio-a-sdc": "/dev/vdc",
+                "/dev/disk/by-id/virtio-a-clean": "/dev/vdd",
+                "/dev/disk/by-id/virtio-a-ext4": "/dev/vde",
+                "/dev/disk/by-id/virtio-a-mnt": "/dev/vdf",
                 "/dev/disk/by-id/virtio-b-sdb": "/dev/vdb",
                 "/dev/disk/by-id/virtio-b-sdc": "/dev/vdc",
             });
@@ -233,6 +276,33 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
                 [kernel[sdb], THICK_VG],
                 [kernel[sdc], THICK_VG],
             ]);
+        });
+
+        it("discover, run as over SSH, classifies real virtio by-id disks: clean, ext4, in a VG, mounted; nothing changes", async () => {
+            const [clean, ext4, mnt, inVg] = [a.disks["a-clean"], a.disks["a-ext4"], a.disks["a-mnt"], a.disks["a-sdb"]];
+            await a.check(`mkfs.ext4 -q ${ext4} && mkfs.ext4 -q ${mnt} && mkdir -p ${DISCOVER_MNT} && mount ${mnt} ${DISCOVER_MNT}`);
+            const before = await a.check(guestSnapshot(Object.values(a.disks).map((d) => kernel[d])));
+            const stackFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-vm-discover-")), "Pulumi.vmtest.yaml");
+            fs.writeFileSync(stackFile, stack);
+            const { model } = loadDay2Stack(stackFile);
+            const r = await timed("discover lvm-a", () => a.run(inventoryCommand(model, "lvm-a")));
+            ok(r);
+            const found = discoverNode(parseNodeReport(r.stdout), declaredDevices(model, "lvm-a"), 32 * MiB);
+            const verdict = (byId: string) => {
+                const d = found.devices.find((x) => x.path === kernel[byId]);
+                assert.ok(d, `${byId} not listed`);
+                assert.ok(d.byId.includes(byId), `${byId}: ${d.byId.join(" ")}`);
+                return [d.verdict, d.reason, d.stableName];
+            };
+            assert.deepEqual(verdict(clean), ["clean", null, clean]);
+            assert.deepEqual(verdict(ext4), ["not clean", "carries signatures (ext4); set wipe: true to allow wiping them", ext4]);
+            assert.deepEqual(verdict(inVg), ["not clean", `is a PV of another VG (${THICK_VG})`, inVg]);
+            assert.deepEqual(verdict(mnt), ["not clean", `${kernel[mnt]} is mounted at ${DISCOVER_MNT}`, mnt]);
+            const proposal = proposalYaml([["lvm-a", found]]).split("\n");
+            assert.ok(proposal.includes(`    - ${clean}`), proposal.join("\n"));
+            assert.ok(!proposal.some((l) => l.includes(ext4) || l.includes(mnt) || l.includes(inVg)), proposal.join("\n"));
+            assert.equal(await a.check(guestSnapshot(Object.values(a.disks).map((d) => kernel[d]))), before, "discover changed something on the node");
+            await a.check(`umount ${DISCOVER_MNT}`);
         });
 
         it("update changes nothing; the same disks declared by kernel name report their by-id names", async () => {
