@@ -37,6 +37,9 @@ export async function collectFromNodes<I extends { node: string }, T>(
     command: (item: I) => string,
     parse: (stdout: string, item: I, client: SshClient) => T,
 ): Promise<Array<{ item: I; value: T } | { item: I; error: string }>> {
+    if (items.length === 0) {
+        return [];
+    }
     const client = new SshClient(model, ssh);
     try {
         return await mapBounded(items, concurrency, async (item) => {
