@@ -10,14 +10,15 @@ import { SshClient, SshOptions, mapBounded, remoteFailure, unpinnedRefusal } fro
 
 export type NodeAnswer = { node: string; report: NodeReport; learnedHostKey?: string } | { node: string; error: string };
 
-/**
- * The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments.
- * Without guards (status) the node skips the per-device verdicts, the slow part.
- */
 /** Non-root SSH users run node scripts through `sudo -n`, as the disk commands do. */
 export function needsSudo(model: StackModel, node: string): boolean {
     return (model.nodes[node]?.user ?? model.ssh?.user ?? "root") !== "root";
 }
+
+/**
+ * The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments.
+ * Without guards (status) the node skips the per-device verdicts, the slow part.
+ */
 
 export function inventoryCommand(model: StackModel, node: string, guards = true): string {
     return renderNodeCommand({
