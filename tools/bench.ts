@@ -7,10 +7,12 @@ import { generatedLvmValues } from "./benchStack";
 
 /**
  * `npm run plan` as users run it, on generated stacks of N LVM nodes x 4 devices (one storage),
- * once printing the tree and once `--json`: wall time, peak RSS of the plan process, resources
- * and output size, and the plan process's CPU time (wall time on a busy machine measures the load).
- * `npm run bench [-- 100 1000 5000]`. Target: 5000 nodes (Kubernetes' largest
- * supported cluster) under 30 s and 2 GiB each, near-linear growth.
+ * printing the tree, `--json`, and the tree with `--diff` against the same stack less its last
+ * node (two plans: this one and the base's in a worker): wall time, peak RSS of the largest plan
+ * process, resources and output size, and the plan processes' CPU time (wall time on a busy
+ * machine measures the load). `npm run bench [-- 100 1000 5000]`. Target: 5000 nodes
+ * (Kubernetes' largest supported cluster) under 30 s and 2 GiB for the tree and `--json`;
+ * `--diff` is reported, without a target.
  */
 const defaultSizes = [100, 500, 1000, 5000];
 const targetS = 30;
@@ -27,24 +29,32 @@ function generatedStack(nodes: number, devicesPerNode = 4): string {
 
 interface Measured {
     wallS: number;
-    /** CPU time of the plan process: on a busy machine wall time says more about the neighbours. */
+    /** CPU time of the plan processes: on a busy machine wall time says more about the neighbours. */
     cpuS: number;
+    /** Peak RSS of the largest plan process. */
     maxRssMiB: number;
+    /** Resources planned; for `--diff`, changes listed. */
     resources: number;
     outputMiB: number;
 }
 
+type Mode = "tree" | "--json" | "--diff";
+
 /**
  * Runs the plan CLI on a stack file, reading its stdout as a consumer would (counting bytes and
- * resources as they stream by); the plan process reports its own peak RSS when it exits.
+ * resources as they stream by); each plan process reports its own peak RSS when it exits.
  */
-function measurePlan(file: string, json: boolean, usageFile: string): Promise<Measured> {
-    const args = ["--require", path.join(__dirname, "bench-usage.cjs"), "--import", "tsx", path.join(__dirname, "plan.ts"), file, ...(json ? ["--json"] : [])];
+function measurePlan(file: string, mode: Mode, base: string, usageDir: string): Promise<Measured> {
+    const json = mode === "--json";
+    const args = ["--import", "tsx", path.join(__dirname, "plan.ts"), file, ...(mode === "tree" ? [] : mode === "--json" ? ["--json"] : ["--diff", base])];
+    fs.rmSync(usageDir, { recursive: true, force: true });
+    fs.mkdirSync(usageDir);
+    const preload = `--require ${path.join(__dirname, "bench-usage.cjs")}`;
     const start = performance.now();
     return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, args, {
             cwd: projectRoot,
-            env: { ...process.env, ZCLOUD_BENCH_USAGE_FILE: usageFile },
+            env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(" "), ZCLOUD_BENCH_USAGE_DIR: usageDir },
             stdio: ["ignore", "pipe", "pipe"],
         });
         let bytes = 0;
@@ -62,7 +72,7 @@ function measurePlan(file: string, json: boolean, usageFile: string): Promise<Me
                     resources++;
                 }
                 carry = text.slice(-(urnKey.length - 1));
-            } else if (header.length < 4096) {
+            } else if (header.length < 4096 || mode === "--diff") {
                 header += chunk;
             }
         });
@@ -74,11 +84,16 @@ function measurePlan(file: string, json: boolean, usageFile: string): Promise<Me
                 reject(new Error(`plan ${json ? "--json " : ""}exited with ${code}:\n${stderr.slice(-2000)}`));
                 return;
             }
-            if (!json) {
+            if (mode === "tree") {
                 resources = Number(/: (\d+) resources\n/.exec(header)?.[1] ?? NaN);
+            } else if (mode === "--diff") {
+                // The diff's summary lines: "2 to create", "1 to replace", ...
+                resources = [...header.matchAll(/^(\d+) to \w+/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
             }
-            const usage = JSON.parse(fs.readFileSync(usageFile, "utf8")) as { maxRssKiB: number; cpuS: number };
-            resolve({ wallS, cpuS: usage.cpuS, maxRssMiB: Math.round(usage.maxRssKiB / 1024), resources, outputMiB: bytes / 2 ** 20 });
+            const usages = fs.readdirSync(usageDir).map((f) => JSON.parse(fs.readFileSync(path.join(usageDir, f), "utf8")) as { maxRssKiB: number; cpuS: number });
+            const maxRssKiB = Math.max(...usages.map((u) => u.maxRssKiB));
+            const cpuS = usages.reduce((sum, u) => sum + u.cpuS, 0);
+            resolve({ wallS, cpuS, maxRssMiB: Math.round(maxRssKiB / 1024), resources, outputMiB: bytes / 2 ** 20 });
         });
     });
 }
@@ -91,17 +106,19 @@ async function main(): Promise<void> {
         const rows: Array<{ nodes: number; mode: string } & Measured> = [];
         for (const nodes of sizes.length ? sizes : defaultSizes) {
             const file = path.join(dir, `Pulumi.bench-${nodes}.yaml`);
+            const base = path.join(dir, `Pulumi.bench-${nodes}-base.yaml`);
             fs.writeFileSync(file, generatedStack(nodes));
-            for (const json of [false, true]) {
-                const m = await measurePlan(file, json, path.join(dir, "usage.json"));
-                const mode = json ? "--json" : "tree";
+            fs.writeFileSync(base, generatedStack(nodes - 1));
+            for (const mode of ["tree", "--json", "--diff"] as const) {
+                const m = await measurePlan(file, mode, base, path.join(dir, "usage"));
                 rows.push({ nodes, mode, ...m });
                 const within = m.wallS < targetS && m.maxRssMiB < targetMiB;
-                over ||= nodes === 5000 && !within;
+                const bound = nodes === 5000 && mode !== "--diff";
+                over ||= bound && !within;
                 console.log(
-                    `${String(nodes).padStart(5)} nodes x 4 devices, ${mode.padEnd(6)}: ${String(m.resources).padStart(5)} resources, ` +
+                    `${String(nodes).padStart(5)} nodes x 4 devices, ${mode.padEnd(6)}: ${String(m.resources).padStart(5)} ${(mode === "--diff" ? "changes," : "resources,").padEnd(10)} ` +
                         `${m.wallS.toFixed(1).padStart(5)} s (CPU ${m.cpuS.toFixed(1)} s), peak RSS ${String(m.maxRssMiB).padStart(4)} MiB, output ${m.outputMiB.toFixed(1)} MiB` +
-                        (nodes === 5000 ? (within ? "  (within 30 s, 2 GiB)" : "  (OVER 30 s or 2 GiB)") : ""),
+                        (bound ? (within ? "  (within 30 s, 2 GiB)" : "  (OVER 30 s or 2 GiB)") : ""),
                 );
             }
         }

@@ -15,6 +15,8 @@ export function planConfig(config: PlanConfig, program: string = defaultProgram)
             execArgv: ["--import", "tsx"],
             cwd: projectRoot,
             stdio: ["ignore", "pipe", "pipe", "ipc"],
+            // Structured clone, not JSON: a large plan's JSON exceeds V8's string length limit.
+            serialization: "advanced",
         });
         let output = "";
         let result: PlanRun | undefined;
