@@ -317,7 +317,7 @@ after(async () => {
 
 describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_000 }, () => {
     for (const s of storages) {
-        test(`${s.name}: lvmd and topolvm-node run from the rendered containers on ${s.node}; topolvm-node publishes the VG's free space on the Node`, async () => {
+        test(`${s.name}: lvmd and topolvm-node run from the rendered containers on ${s.node}; topolvm-node publishes its free capacity on the Node`, async () => {
             const g = guestOf(s);
             const lvmd = prepare(`lvmd-${s.name}`, DAEMON_SET, "lvmd", s.node, hostRootOf(s));
             const node = prepare("topolvm-node", DAEMON_SET, "topolvm-node", s.node, hostRootOf(s));
