@@ -17,6 +17,9 @@ topolvm_module=github.com/topolvm/topolvm
 csi_sanity_version=v5.6.0
 csi_sanity_module=github.com/kubernetes-csi/csi-test/v5
 
+# Our own CSI client (test/drivers/csi-call), cached by the hash of its source.
+csi_call_source=$(cd "$(dirname "$0")/csi-call" && pwd)
+
 say() {
   echo "build-drivers: $*"
 }
@@ -64,6 +67,20 @@ build_csi_sanity() {
   say "csi-sanity $csi_sanity_version: built in $(cat "$dest/build-seconds") s, $(du -k "$dest/csi-sanity" | cut -f1) KiB"
 }
 
+build_csi_call() {
+  hash=$(cat "$csi_call_source/go.mod" "$csi_call_source/go.sum" "$csi_call_source/main.go" | sha256sum | cut -c1-12)
+  dest="$cache_root/csi-call-$hash"
+  if [ -x "$dest/csi-call" ]; then
+    say "csi-call $hash: cached in $dest"
+    return 0
+  fi
+  rm -rf "$dest.partial"
+  mkdir -p "$dest.partial"
+  (cd "$csi_call_source" && CGO_ENABLED=0 nice -n 10 go build -mod=readonly -trimpath -ldflags "-s -w" -o "$dest.partial/" .)
+  mv "$dest.partial" "$dest"
+  say "csi-call $hash: built, $(du -k "$dest/csi-call" | cut -f1) KiB"
+}
+
 # Refuses loudly: a driver this machine cannot build is named with the reason, never skipped.
 report_unavailable() {
   say "$1: not built: $2"
@@ -73,6 +90,7 @@ main() {
   mkdir -p "$cache_root"
   build_topolvm
   build_csi_sanity
+  build_csi_call
   report_unavailable "csi-driver-nfs v4.13.5 (nfsplugin)" "the Go module proxy answers 'not available' for github.com/kubernetes-csi/csi-driver-nfs"
   report_unavailable "ceph-csi v3.17.1 (cephcsi)" "the Go module proxy answers 'not available' for github.com/ceph/ceph-csi"
   report_unavailable "CSI sidecars (external-provisioner, resizer, snapshotter, livenessprobe, node-driver-registrar)" "the Go module proxy answers 'not available' for the kubernetes-csi sidecar modules"

@@ -3,6 +3,7 @@
  * built from the Go module at the image's version by build-drivers.sh. The cache directory is
  * named after the image's tag, so a changed pin finds no build until the script builds it.
  */
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -57,4 +58,18 @@ export function lookupProgram(image: string, executable: string | undefined): Pr
         return { unavailable: notOnProxy("the kubernetes-csi sidecar modules") };
     }
     throw new Error(`no program is known for image ${image}`);
+}
+
+/** Our own CSI client as build-drivers.sh caches it: by the hash of its source files. */
+export function csiCallProgram(): string {
+    const source = path.join(__dirname, "csi-call");
+    const hash = crypto.createHash("sha256");
+    for (const f of ["go.mod", "go.sum", "main.go"]) {
+        hash.update(fs.readFileSync(path.join(source, f)));
+    }
+    const program = path.join(driverCacheRoot, `csi-call-${hash.digest("hex").slice(0, 12)}`, "csi-call");
+    if (!fs.existsSync(program)) {
+        throw new Error(`${program} is missing: run sh test/drivers/build-drivers.sh (it builds csi-call from test/drivers/csi-call)`);
+    }
+    return program;
 }

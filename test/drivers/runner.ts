@@ -21,6 +21,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PlanRun, PlannedResource } from "../helpers/plan";
 import { imageRef, images } from "../../components/images";
+import { shellQuote } from "../../components/node/script";
 import { lookupProgram } from "./programs";
 
 export interface PodIdentity {
@@ -44,6 +45,8 @@ export interface RunnerOptions {
 
 export interface PreparedContainer {
     container: string;
+    /** The container's root directory (RunnerOptions.root). */
+    root: string;
     /** The program this machine runs for the container, or why it cannot. */
     program?: string;
     unavailable?: string;
@@ -178,6 +181,7 @@ export function prepareContainer(run: PlanRun, workload: PlannedResource, contai
     const lookup = lookupProgram(pinned, container.command?.[0]);
     return {
         container: containerName,
+        root: o.root,
         ...("program" in lookup ? { program: lookup.program } : { unavailable: lookup.unavailable }),
         argv,
         env,
@@ -217,22 +221,50 @@ export interface StartOptions {
     network?: { enter: string[] };
 }
 
-/** Starts a prepared container's program with its rendered argv (argv[0] = the rendered command). */
-export function startContainer(p: PreparedContainer, o: StartOptions = {}): StartedContainer {
-    if (!p.program) {
+/** A container's env is what the pod spec gives plus the image's PATH; nothing of the test's. */
+function containerEnv(p: PreparedContainer, hostEnv: Record<string, string> = {}): Record<string, string> {
+    return { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...p.env, ...hostEnv };
+}
+
+/** The program (kept under its rendered name: hypertopolvm picks its program by it) and its args. */
+function programArgv(p: PreparedContainer, program = p.program): string[] {
+    if (!program) {
         throw new Error(`${p.container}: ${p.unavailable}`);
     }
-    const [, ...args] = p.argv;
-    // The program path keeps the rendered name (hypertopolvm picks its program by it).
+    return [program, ...p.argv.slice(1)];
+}
+
+export interface GuestLaunchOptions {
+    /** Where the container's program is on the guest (same base name as the built one). */
+    program: string;
+    /** The node's environment for the program (e.g. KUBECONFIG in place of in-cluster config). */
+    hostEnv?: Record<string, string>;
+}
+
+/**
+ * A prepared container as one shell command for a node of its own (a QEMU guest) that holds the
+ * container's files at the same paths: the rendered argv with only the env the container gets.
+ * The guest is the pod's host, so hostPID is the guest's own PID namespace (lvmd's `nsenter -t 1`
+ * reaches the guest's init) and a pod without hostNetwork gets an empty network namespace; a
+ * program that needs the network (the API server) is given `hostNetwork` by the caller.
+ */
+export function guestCommand(p: PreparedContainer, o: GuestLaunchOptions & { network: "none" | "node" }): string {
+    const env = Object.entries(containerEnv(p, o.hostEnv)).map(([k, v]) => `${k}=${v}`);
+    const netns = p.hostNetwork || o.network === "node" ? [] : ["unshare", "--net", "--"];
+    return ["exec", ...netns, "env", "-i", ...env, ...programArgv(p, o.program)].map(shellQuote).join(" ");
+}
+
+/** Starts a prepared container's program with its rendered argv (argv[0] = the rendered command). */
+export function startContainer(p: PreparedContainer, o: StartOptions = {}): StartedContainer {
+    const [program, ...args] = programArgv(p);
     if (p.hostNetwork && o.network) {
         throw new Error(`${p.container}: its pod uses the host network; it gets no pod network`);
     }
     const enter = o.network ? o.network.enter : ["unshare", ...(p.hostNetwork ? [] : ["--net"]), "--"];
     const pid = p.hostPID ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM", "--"] : [];
-    const [file, ...argv] = [...enter, ...pid, p.program, ...args];
+    const [file, ...argv] = [...enter, ...pid, program, ...args];
     const child = spawn(file, argv, {
-        // A container's env is what the pod spec gives plus the image's PATH; nothing of the test's.
-        env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...p.env, ...o.hostEnv },
+        env: containerEnv(p, o.hostEnv),
         stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

@@ -31,7 +31,7 @@ export interface AppliedStack {
 }
 
 /** The environment the engine tools' env file gives (binaries first on PATH). */
-function toolsEnv(): NodeJS.ProcessEnv {
+export function toolsEnv(): NodeJS.ProcessEnv {
     const out = execFileSync("bash", [path.join(here, "build-tools.sh"), "node", "kubernetes", "etcd", "kwok"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
     const file = out.trim().split("\n").pop()!;
     const dump = execFileSync("bash", ["-c", 'set -a; . "$1"; env -0', "env", file], { encoding: "utf8" });
@@ -41,6 +41,29 @@ function toolsEnv(): NodeJS.ProcessEnv {
             .filter(Boolean)
             .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
     );
+}
+
+/**
+ * Applies the manifests `npm run plan -- <stack> --out <dir>` wrote to <dir>/manifests, in the
+ * order the program's dependencies give: namespaces and CRDs first (CRDs waited Established),
+ * then every other object; a NodePatch renders as a Node and is merged into the node as the
+ * program's patch would (never applied: kubectl would take over the node's own labels from its
+ * client-side apply and drop them).
+ */
+export function applyManifests(manifests: string, kubectl: (args: string[]) => string): void {
+    const files = fs.readdirSync(manifests).sort().map((f) => path.join(manifests, f));
+    const first = files.filter((f) => /^kind: (Namespace|CustomResourceDefinition)$/m.test(fs.readFileSync(f, "utf8")));
+    for (const f of first) {
+        kubectl(["apply", "-f", f]);
+    }
+    kubectl(["wait", "--for", "condition=Established", "--timeout", "60s", "crd", "--all"]);
+    for (const f of files.filter((f) => !first.includes(f))) {
+        if (/^kind: Node$/m.test(fs.readFileSync(f, "utf8"))) {
+            kubectl(["patch", "-f", f, "--type", "merge", "--patch-file", f]);
+        } else {
+            kubectl(["apply", "--server-side", "--field-manager", `zcloud-${path.basename(f, ".yaml")}`, "-f", f]);
+        }
+    }
 }
 
 /**
@@ -80,22 +103,7 @@ export async function applyLvmStack(storage: string, count: number, devices: num
             fs.writeFileSync(path.join(dir, `known_hosts_${name}`), `[${n.address}]:${n.port} ${n.hostKey}\n`);
             execFileSync("ssh", ["-F", "/dev/null", "-i", keyFile, "-p", String(n.port), "-o", "BatchMode=yes", ...pin, "-o", "LogLevel=ERROR", `root@${n.address}`, "sh -s"], { input: script, stdio: ["pipe", "ignore", "pipe"] });
         }
-        const manifests = path.join(out, "manifests");
-        const files = fs.readdirSync(manifests).sort().map((f) => path.join(manifests, f));
-        const first = files.filter((f) => /^kind: (Namespace|CustomResourceDefinition)$/m.test(fs.readFileSync(f, "utf8")));
-        for (const f of first) {
-            kubectl(["apply", "-f", f]);
-        }
-        kubectl(["wait", "--for", "condition=Established", "--timeout", "60s", "crd", "--all"]);
-        // A NodePatch renders as a Node: merged into the node as the program's patch would, never
-        // applied (kubectl would take over the node's own labels from its client-side apply and drop them).
-        for (const f of files.filter((f) => !first.includes(f))) {
-            if (/^kind: Node$/m.test(fs.readFileSync(f, "utf8"))) {
-                kubectl(["patch", "-f", f, "--type", "merge", "--patch-file", f]);
-            } else {
-                kubectl(["apply", "--server-side", "--field-manager", `zcloud-${path.basename(f, ".yaml")}`, "-f", f]);
-            }
-        }
+        applyManifests(path.join(out, "manifests"), kubectl);
         return {
             dir,
             env,

@@ -65,7 +65,8 @@ make_pki() {
   mkdir -p "$pki"
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -subj "/CN=zcloud-engine-ca" \
     -days 2 -out "$pki/ca.crt" 2>/dev/null
-  issue_cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
+  # 10.0.2.2: how a QEMU guest of the VM tier (user-mode network) reaches this machine's 127.0.0.1.
+  issue_cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.2.2,DNS:localhost,DNS:kubernetes.default.svc"
   issue_cert admin "/O=system:masters/CN=zcloud-admin"
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null

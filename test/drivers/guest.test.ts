@@ -1,0 +1,469 @@
+/**
+ * Drivers tier, on a real kernel: TopoLVM as the plan renders it, against a real API server.
+ *
+ * - the control plane (test/engine/controlplane.sh: etcd, kube-apiserver, controller-manager,
+ *   scheduler, kwok) on this machine's 127.0.0.1; every manifest of the plan applied to it (CRDs,
+ *   CSIDriver, RBAC, the node's label patch); the guest's Node kept Ready by kwok;
+ * - one QEMU guest of the VM tier is the storage's node: its planned disk command makes the VG on
+ *   its virtio disk, then lvmd and topolvm-node run there from the rendered containers (runner.ts
+ *   lays out their files; the same paths in the guest), topolvm-node with a token of its rendered
+ *   ServiceAccount, so the rendered RBAC is what it gets;
+ * - topolvm-controller runs on this machine (a Deployment's pod on another node) in a pod network
+ *   of its own, with its ServiceAccount's token; its CSI socket is forwarded into the guest over
+ *   SSH, where kubernetes-csi's csi-sanity runs against both sockets and our CSI client
+ *   (csi-call) drives a volume as the kubelet and the sidecars would: create, publish with XFS,
+ *   write, expand, read back.
+ *
+ * Needs root, QEMU and the guest image (test/vm), the engine tools (test/engine/build-tools.sh)
+ * and the driver builds (build-drivers.sh); all are built once and cached.
+ */
+import assert from "node:assert/strict";
+import { ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { after, before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
+import { PlanRun, planYaml, resourceNamed } from "../helpers/plan";
+import { applyManifests, toolsEnv } from "../engine/applied";
+import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
+import { PodNetwork, podNetwork } from "./podNetwork";
+import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
+import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
+
+const run$ = promisify(execFile);
+const repo = path.resolve(__dirname, "../..");
+const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const NAMESPACE = "zcloud-storage";
+const GiB = 1024 ** 3;
+
+const csiSanityVersion = "5.6.0";
+
+/** A csi-sanity spec pattern skipped, with the reason. */
+interface SanitySkip {
+    spec: string;
+    reason: string;
+}
+
+/**
+ * TopoLVM's controller claims CREATE_DELETE_SNAPSHOT and CLONE_VOLUME for every device class but
+ * implements both only for thin ones (a thick LV has no thin snapshot to take); its own e2e suite
+ * skips the same specs for its thick device class.
+ */
+const thickSkips: SanitySkip[] = [
+    { spec: "CreateVolume.*source snapshot", reason: "a volume from a snapshot: TopoLVM makes snapshots of thin volumes only" },
+    { spec: "CreateVolume.*source volume", reason: "a clone of a volume: TopoLVM clones thin volumes only (as a thin snapshot)" },
+    { spec: "CreateSnapshot", reason: "TopoLVM makes snapshots of thin volumes only" },
+    { spec: "DeleteSnapshot", reason: "TopoLVM makes snapshots of thin volumes only" },
+];
+
+/** One storage of the stack, served by a guest of its own (a node is in at most one LVM storage). */
+interface StorageUnderTest {
+    name: string;
+    node: string;
+    disk: string;
+    thin?: { overprovisionRatio: number; snapshots: boolean };
+    /** csi-sanity specs skipped for this storage; everything else must pass. */
+    skips: SanitySkip[];
+}
+
+const storages: StorageUnderTest[] = [
+    { name: "gthick", node: "topolvm-a", disk: "tl-thick", skips: thickSkips },
+    { name: "gthin", node: "topolvm-b", disk: "tl-thin", thin: { overprovisionRatio: 4, snapshots: true }, skips: [] },
+];
+const [thick, thin] = storages;
+
+/** Where everything of this run lives, on this machine and at the same path in the guests. */
+const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
+const dir = `/tmp/zg-${suffix}`;
+/** A node's host paths shared by its pods (lvmd's socket directory, the kubelet's directories). */
+const hostRootOf = (s: StorageUnderTest) => path.join(dir, `host-${s.node}`);
+/** The guests' copies of the programs. */
+const guestBin = "/opt/zcloud";
+const guestTopolvm = (program: string) => `${guestBin}/topolvm/${program}`;
+const guestSanity = `${guestBin}/csi-sanity`;
+const guestCsiCall = `${guestBin}/csi-call`;
+/** Where the controller's CSI socket appears in each guest (forwarded over SSH). */
+const controllerInGuest = path.join(dir, "controller.sock");
+/** Where a pod finds the API server inside its own network namespace on this machine. */
+const podApiPort = 6443;
+
+let env: NodeJS.ProcessEnv;
+let controlPlane: string;
+let vms: GuestSet | undefined;
+let run: PlanRun;
+let apiPort: number;
+let caData: string;
+const timings: string[] = [];
+const hostProcesses: ChildProcess[] = [];
+const networks: PodNetwork[] = [];
+const started: StartedContainer[] = [];
+let apiBridge: net.Server | undefined;
+let containerCount = 0;
+/** What runs on each storage's node, once started. */
+const served = new Map<string, { guest: Guest; nodeSocket: string; nodeLog: string }>();
+
+const kubectl = (args: string[], input?: string) => execFileSync("kubectl", args, { encoding: "utf8", env, input });
+const guestOf = (s: StorageUnderTest) => vms!.get(s.node);
+
+async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
+    const t = Date.now();
+    try {
+        return await f();
+    } finally {
+        timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    }
+}
+
+function stackYaml(): string {
+    const hostKeys: Record<string, string> = {};
+    const nodes: Record<string, unknown> = {};
+    for (const s of storages) {
+        const c = guestOf(s).connection;
+        hostKeys[s.node] = c.hostKey;
+        nodes[s.node] = { address: c.host, port: c.port };
+    }
+    return yaml.dump({
+        config: {
+            "zcloud-storage:ssh": { user: "root", privateKey: { secure: "v1:drivers-guest" }, hostKeys },
+            "zcloud-storage:nodes": nodes,
+            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}) })),
+        },
+    });
+}
+
+/** A kubeconfig with a ServiceAccount's token (the rendered RBAC decides what it may do). */
+function kubeconfigFor(serviceAccount: string, server: string): string {
+    const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
+    return yaml.dump({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "engine", cluster: { server, "certificate-authority-data": caData } }],
+        users: [{ name: serviceAccount, user: { token } }],
+        contexts: [{ name: serviceAccount, context: { cluster: "engine", user: serviceAccount } }],
+        "current-context": serviceAccount,
+    });
+}
+
+/** Each container gets its own short root below the run directory (socket paths are limited). */
+function prepare(workload: string, type: string, container: string, node: string, hostRoot: string): PreparedContainer {
+    const root = path.join(dir, `c${containerCount++}`);
+    return prepareContainer(run, resourceNamed(run, workload, type), container, {
+        root,
+        hostRoot,
+        pod: { nodeName: node, podName: `${container}-x`, namespace: NAMESPACE, podIP: "10.0.2.15" },
+    });
+}
+
+const flagOf = (argv: string[], flag: string) => {
+    const found = argv.find((a) => a.startsWith(`${flag}=`));
+    assert.ok(found, `no ${flag} in ${argv.join(" ")}`);
+    return found.slice(flag.length + 1);
+};
+
+/** Copies local files into the guest below `to` (tar over the SSH session's stdin). */
+async function copyIntoGuest(g: Guest, from: string, paths: string[], to: string): Promise<void> {
+    const tar = execFileSync("tar", ["-c", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
+    await g.check(`mkdir -p ${to} && tar -x -C ${to}`, { stdin: tar, timeoutMs: 600_000 });
+}
+
+/** Starts a container's launch script in the guest, detached; its output goes to <root>.log. */
+async function startInGuest(g: Guest, p: PreparedContainer, network: "none" | "node", hostEnv: Record<string, string> = {}): Promise<string> {
+    const script = guestCommand(p, { program: guestTopolvm(path.basename(p.argv[0])), network, hostEnv });
+    // Only the start is in the background (a background list would read its stdin from /dev/null).
+    await g.check(`cat >${p.root}.sh && { setsid sh ${p.root}.sh >${p.root}.log 2>&1 </dev/null & }`, { stdin: `${script}\n` });
+    return `${p.root}.log`;
+}
+
+/** Polls a guest command until it succeeds; fails with `explain`'s output after `ms`. */
+async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+        if ((await g.run(check)).code === 0) {
+            return;
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+    }
+    assert.fail(`${check}: not true within ${ms} ms\n${(await g.run(explain)).stdout}`);
+}
+
+/** A unix socket on this machine joined to the API server's TCP port (the pod network's forwarder dials it). */
+function bridgeToApi(socket: string, port: number): Promise<net.Server> {
+    const server = net.createServer((c) => {
+        const t = net.connect(port, "127.0.0.1");
+        c.pipe(t).pipe(c);
+        c.on("error", () => t.destroy());
+        t.on("error", () => c.destroy());
+    });
+    return new Promise((resolve) => server.listen(socket, () => resolve(server)));
+}
+
+/** What runs on a storage's node; fails if its test did not get it running. */
+function servedOn(s: StorageUnderTest) {
+    const found = served.get(s.name);
+    assert.ok(found, `lvmd and topolvm-node run on ${s.node} (test above)`);
+    assert.ok(controllerForwarded.has(s.node), `the controller's socket reaches ${s.node} (test above)`);
+    return found;
+}
+const controllerForwarded = new Set<string>();
+
+/** One CSI call in the guest through csi-call; the response as JSON. */
+async function csiCall(g: Guest, endpoint: string, call: string, flags: string[]): Promise<any> {
+    const out = await g.check([guestCsiCall, `-endpoint=unix://${endpoint}`, ...flags, call].join(" "), { timeoutMs: 360_000 });
+    return JSON.parse(out || "{}");
+}
+
+const logicalVolumes = () => JSON.parse(kubectl(["get", "logicalvolumes.topolvm.io", "-o", "json"])).items as any[];
+
+/** Creates a volume of the storage through the controller; asserts its LogicalVolume and LV. */
+async function createVolume(s: StorageUnderTest, name: string, extra: string[] = []): Promise<any> {
+    const g = guestOf(s);
+    const volume = (await csiCall(g, controllerInGuest, "create", [`-name=${name}`, `-size=${GiB}`, `-param=topolvm.io/device-class=${s.name}`, "-param=csi.storage.k8s.io/fstype=xfs", ...extra])).volume;
+    assert.equal(volume.capacityBytes, String(GiB));
+    assert.deepEqual(volume.accessibleTopology, [{ segments: { "topology.topolvm.io/node": s.node } }]);
+    // The controller asked through a LogicalVolume; topolvm-node made the LV with lvmd.
+    const lv = logicalVolumes().find((x) => x.status?.volumeID === volume.volumeId);
+    assert.ok(lv, `a LogicalVolume with volumeID ${volume.volumeId}`);
+    assert.equal(lv.spec.nodeName, s.node);
+    assert.equal(lv.spec.deviceClass, s.name);
+    assert.equal(await lvSize(s, volume.volumeId), String(GiB));
+    return volume;
+}
+
+const lvSize = async (s: StorageUnderTest, volumeId: string) => (await guestOf(s).check(`lvs --noheadings --units b --nosuffix -o lv_size zcloud-${s.name}/${volumeId}`)).trim();
+
+/** NodePublishVolume as the kubelet calls it for a pod (TopoLVM claims no staging); returns the target. */
+async function publish(s: StorageUnderTest, volume: any, pod: string): Promise<string> {
+    const target = path.join(dir, "pods", pod, "volumes", "mount");
+    const context = Object.entries(volume.volumeContext ?? {}).map(([k, v]) => `-context=${k}=${v}`);
+    await csiCall(guestOf(s), servedOn(s).nodeSocket, "publish", [`-volume=${volume.volumeId}`, `-target=${target}`, "-fs=xfs", ...context]);
+    assert.equal((await guestOf(s).check(`findmnt -n -o FSTYPE ${target}`)).trim(), "xfs");
+    return target;
+}
+
+/** Unpublishes and deletes a volume; its LV and LogicalVolume are gone. */
+async function removeVolume(s: StorageUnderTest, volumeId: string, target: string): Promise<void> {
+    const g = guestOf(s);
+    await csiCall(g, servedOn(s).nodeSocket, "unpublish", [`-volume=${volumeId}`, `-target=${target}`]);
+    assert.notEqual((await g.run(`findmnt ${target}`)).code, 0);
+    await csiCall(g, controllerInGuest, "delete", [`-volume=${volumeId}`]);
+    assert.notEqual((await g.run(`lvs zcloud-${s.name}/${volumeId}`)).code, 0);
+    assert.equal(logicalVolumes().filter((x) => x.status?.volumeID === volumeId).length, 0);
+}
+
+before(async () => {
+    assert.equal(process.getuid?.(), 0, "the drivers guest test needs root (the control plane's PKI and QEMU guests)");
+    process.stdout.write(execFileSync("sh", [path.join(repo, "test/drivers/build-drivers.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
+    env = toolsEnv();
+    fs.mkdirSync(dir, { recursive: true });
+    controlPlane = path.join(dir, "controlplane");
+    // The guests boot while the control plane starts: the slow parts overlap.
+    const [set] = await Promise.all([
+        timed("guests boot", () => bootGuests(storages.map((s) => ({ name: s.node, disks: [{ serial: s.disk, sizeMiB: 8192 }], memoryMiB: 1536 })))),
+        timed("control plane start", () => run$("bash", [path.join(repo, "test/engine/controlplane.sh"), "start", controlPlane], { env })),
+    ]);
+    vms = set;
+    env.KUBECONFIG = path.join(controlPlane, "kubeconfig");
+    const view = JSON.parse(kubectl(["config", "view", "--raw", "-o", "json"]));
+    caData = view.clusters[0].cluster["certificate-authority-data"];
+    apiPort = Number(new URL(view.clusters[0].cluster.server).port);
+    for (const s of storages) {
+        execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "add-node", controlPlane, s.node], { env, stdio: ["ignore", "ignore", "inherit"] });
+    }
+
+    const stack = stackYaml();
+    const stackFile = path.join(dir, "Pulumi.guest.yaml");
+    fs.writeFileSync(stackFile, stack);
+    const out = path.join(dir, "plan");
+    await timed("plan", async () => {
+        run = await planYaml(stack);
+        assert.equal(run.error, undefined, run.error?.message);
+        await run$(process.execPath, ["--import", "tsx", path.join(repo, "tools", "plan.ts"), stackFile, "--out", out], { cwd: repo });
+    });
+    // Disk commands first, then the objects (the nodes' labels included), as the graph orders them.
+    await timed("disk commands", () =>
+        Promise.all(storages.map((s) => guestOf(s).check("sh -s", { stdin: fs.readFileSync(path.join(out, "node-commands", `${s.name}-${s.node}-disks.create.sh`)) }))),
+    );
+    applyManifests(path.join(out, "manifests"), kubectl);
+    await timed("copy programs", () =>
+        Promise.all(
+            storages.map(async (s) => {
+                const g = guestOf(s);
+                await copyIntoGuest(g, path.dirname(topolvmBuildDir()), [path.basename(topolvmBuildDir())], guestBin);
+                await g.check(`mv ${guestBin}/${path.basename(topolvmBuildDir())} ${guestBin}/topolvm`);
+                await copyIntoGuest(g, path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`), ["csi-sanity"], guestBin);
+                await copyIntoGuest(g, path.dirname(csiCallProgram()), ["csi-call"], guestBin);
+            }),
+        ),
+    );
+});
+
+after(async () => {
+    process.stderr.write(`[drivers] guest.test.ts timings: ${timings.join(", ")}\n`);
+    await Promise.all(started.map((s) => s.stop()));
+    networks.forEach((n) => n.close());
+    for (const p of hostProcesses) {
+        p.kill("SIGTERM");
+    }
+    apiBridge?.close();
+    await vms?.close();
+    if (controlPlane) {
+        execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "stop", controlPlane], { env, stdio: ["ignore", "ignore", "inherit"] });
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_000 }, () => {
+    for (const s of storages) {
+        test(`${s.name}: lvmd and topolvm-node run from the rendered containers on ${s.node}; topolvm-node publishes its free capacity on the Node`, async () => {
+            const g = guestOf(s);
+            const lvmd = prepare(`lvmd-${s.name}`, DAEMON_SET, "lvmd", s.node, hostRootOf(s));
+            const node = prepare("topolvm-node", DAEMON_SET, "topolvm-node", s.node, hostRootOf(s));
+            const lvmdSocket = lvmd.pathOf("/run/topolvm/lvmd.sock");
+            const nodeSocket = flagOf(node.argv, "--csi-socket");
+            // Both pods' files, laid out here, at the same paths in the guest (the host directory they share included).
+            const kc = path.join(dir, `${s.node}.kubeconfig`);
+            fs.writeFileSync(kc, kubeconfigFor("topolvm-node", `https://${HOST_FROM_GUEST}:${apiPort}`), { mode: 0o600 });
+            await copyIntoGuest(g, dir, [lvmd.root, node.root, hostRootOf(s), kc].map((f) => path.relative(dir, f)), dir);
+            const lvmdLog = await startInGuest(g, lvmd, "none");
+            await guestUntil(g, `test -S ${lvmdSocket}`, 60_000, `cat ${lvmdLog}`);
+            const nodeLog = await startInGuest(g, node, "node", { KUBECONFIG: kc });
+            await guestUntil(g, `test -S ${nodeSocket}`, 120_000, `cat ${nodeLog}`);
+            // With a thin pool, lvmd reports the pool's free space times the overprovision ratio.
+            const free = s.thin
+                ? (await g.check(`lvs --noheadings --units b --nosuffix -o lv_size,data_percent zcloud-${s.name}/pool`)).trim().split(/\s+/)
+                : [(await g.check(`vgs --noheadings --units b --nosuffix -o vg_free zcloud-${s.name}`)).trim()];
+            const expected = s.thin ? String(Math.floor(Number(free[0]) * s.thin.overprovisionRatio - Number(free[0]) * (Number(free[1]) / 100))) : free[0];
+            const annotation = () => kubectl(["get", "node", s.node, "-o", `jsonpath={.metadata.annotations.capacity\\.topolvm\\.io/${s.name}}`]);
+            const deadline = Date.now() + 60_000;
+            while (Date.now() < deadline && annotation() === "") {
+                await new Promise((r) => setTimeout(r, 1000));
+            }
+            assert.equal(annotation(), expected, `capacity.topolvm.io/${s.name} on ${s.node}\n${(await g.run(`cat ${nodeLog}`)).stdout}`);
+            served.set(s.name, { guest: g, nodeSocket, nodeLog });
+        });
+    }
+
+    test("topolvm-controller runs with its ServiceAccount's token and serves CSI; its socket reaches each node", async () => {
+        const p = prepare("topolvm-controller", DEPLOYMENT, "topolvm-controller", "controller-host", path.join(dir, "host-controller"));
+        apiBridge = await bridgeToApi(path.join(dir, "api.sock"), apiPort);
+        const network = await podNetwork({ port: podApiPort, socket: path.join(dir, "api.sock") });
+        networks.push(network);
+        const kc = path.join(dir, "controller.kubeconfig");
+        fs.writeFileSync(kc, kubeconfigFor("topolvm-controller", `https://127.0.0.1:${podApiPort}`), { mode: 0o600 });
+        const c = startContainer(p, { network, hostEnv: { KUBECONFIG: kc } });
+        started.push(c);
+        const socket = flagOf(p.argv, "--csi-socket");
+        assert.equal(await waitFor(c, () => fs.existsSync(socket), 60_000), "ready", `topolvm-controller did not serve on ${socket}:\n${c.output()}`);
+        for (const s of storages) {
+            const g = guestOf(s);
+            const k = g.connection;
+            const forward = spawn(
+                "ssh",
+                ["-F", "/dev/null", "-N", "-i", k.privateKeyPath, "-p", String(k.port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${k.knownHostsPath}`, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", `${controllerInGuest}:${socket}`, `${k.user}@${k.host}`],
+                { stdio: ["ignore", "ignore", "pipe"] },
+            );
+            hostProcesses.push(forward);
+            await guestUntil(g, `mkdir -p ${dir} && test -S ${controllerInGuest}`, 30_000, "true");
+            const caps = await csiCall(g, controllerInGuest, "controller-caps", []);
+            // What the thick storage's skips below are about: claimed for every device class.
+            assert.deepEqual(caps.capabilities.map((x: any) => x.rpc.type).sort(), ["CLONE_VOLUME", "CREATE_DELETE_SNAPSHOT", "CREATE_DELETE_VOLUME", "EXPAND_VOLUME", "GET_CAPACITY"]);
+            controllerForwarded.add(s.node);
+        }
+    });
+
+    for (const s of storages) {
+        test(`${s.name}: csi-sanity's full suite passes against ${s.node}'s node socket and the controller${s.skips.length ? " (skips: thick snapshots and clones)" : ", snapshots and clones included"}`, async () => {
+            const { guest: g, nodeSocket, nodeLog } = servedOn(s);
+            const work = path.join(dir, `sanity-${s.name}`);
+            const params = path.join(work, "params.yaml");
+            await g.check(`mkdir -p ${work} && cat >${params}`, { stdin: yaml.dump({ "csi.storage.k8s.io/fstype": "xfs", "topolvm.io/device-class": s.name }) });
+            const sanity = (extra: string[]) =>
+                [
+                    guestSanity,
+                    `--csi.endpoint=unix://${nodeSocket}`,
+                    `--csi.controllerendpoint=unix://${controllerInGuest}`,
+                    `--csi.mountdir=${work}/mount`,
+                    `--csi.stagingdir=${work}/staging`,
+                    `--csi.testvolumesize=${GiB}`,
+                    `--csi.testvolumeexpandsize=${2 * GiB}`,
+                    `--csi.testvolumeparameters=${params}`,
+                    "--ginkgo.no-color",
+                    ...extra,
+                ].join(" ");
+            const summaryOf = (out: string) => {
+                const m = out.match(/Ran (\d+) of (\d+) Specs.*\n.*?(\d+) Passed \| (\d+) Failed \| (\d+) Pending \| (\d+) Skipped/);
+                assert.ok(m, `no csi-sanity summary in:\n${out.slice(-3000)}`);
+                const [ran, total, passed, failed, pending, skipped] = m.slice(1).map(Number);
+                return { ran, total, passed, failed, pending, skipped };
+            };
+            // Each skip names specs that exist (a renamed spec must not turn a skip into nothing).
+            for (const { spec } of s.skips) {
+                const dry = await g.run(sanity(["--ginkgo.dry-run", `--ginkgo.focus='${spec}'`]));
+                assert.ok(summaryOf(dry.stdout).ran > 0, `skip ${spec} matches no spec`);
+            }
+            const skip = s.skips.length ? [`--ginkgo.skip='${s.skips.map((x) => x.spec).join("|")}'`] : [];
+            // A dry run skips only what the patterns skip; the real run also skips the specs of
+            // capabilities the driver does not claim (csi-sanity's own checks).
+            const skippedHere = summaryOf((await g.run(sanity(["--ginkgo.dry-run", ...skip]))).stdout).skipped;
+            const r = await timed(`csi-sanity ${s.name}`, () => g.run(sanity(skip), { timeoutMs: 1_800_000 }));
+            const out = `${r.stdout}${r.stderr}`;
+            assert.equal(r.code, 0, `csi-sanity failed:\n${out.slice(-20000)}\n--- topolvm-node:\n${(await g.run(`tail -n 60 ${nodeLog}`)).stdout}`);
+            const { total, passed, failed, pending, skipped } = summaryOf(out);
+            process.stderr.write(`[drivers] csi-sanity ${s.name}: ${total} specs: ${passed} passed, ${failed} failed, ${pending} pending, ${skippedHere} skipped here, ${skipped - skippedHere} skipped by csi-sanity (capability not claimed)\n`);
+            assert.equal(failed, 0);
+            assert.ok(passed > 0);
+            assert.equal(skippedHere > 0, s.skips.length > 0);
+        });
+    }
+
+    test(`${thick.name}: a volume as the kubelet drives it: created, published with XFS, written, expanded online, read back, removed`, async () => {
+        const g = guestOf(thick);
+        const { nodeSocket } = servedOn(thick);
+        const nodeCaps = await csiCall(g, nodeSocket, "node-caps", []);
+        assert.deepEqual(nodeCaps.capabilities.map((c: any) => c.rpc.type).sort(), ["EXPAND_VOLUME", "GET_VOLUME_STATS", "VOLUME_CONDITION"], "no STAGE_UNSTAGE_VOLUME: the kubelet publishes directly");
+        const volume = await createVolume(thick, "pvc-io");
+        const target = await publish(thick, volume, "io");
+        const sum = (await g.check(`head -c 64M /dev/urandom >${target}/data && sync && sha256sum <${target}/data`)).trim();
+        const fsSize = async () => Number((await g.check(`df -B1 --output=size ${target} | tail -n1`)).trim());
+        const before = await fsSize();
+        assert.ok(before > 0.9 * GiB && before <= GiB, `filesystem of ${before} bytes`);
+
+        const expanded = await csiCall(g, controllerInGuest, "controller-expand", [`-volume=${volume.volumeId}`, `-size=${2 * GiB}`]);
+        assert.equal(expanded.capacityBytes, String(2 * GiB));
+        assert.equal(expanded.nodeExpansionRequired, true);
+        assert.equal(await lvSize(thick, volume.volumeId), String(2 * GiB));
+        await csiCall(g, nodeSocket, "node-expand", [`-volume=${volume.volumeId}`, `-target=${target}`, `-size=${2 * GiB}`]);
+        const after = await fsSize();
+        assert.ok(after > 1.9 * GiB && after <= 2 * GiB, `filesystem of ${after} bytes after expansion`);
+        assert.match(await g.check(`xfs_info ${target}`), /data\s+=\s+bsize=4096\s+blocks=524288/);
+        assert.equal((await g.check(`sha256sum <${target}/data`)).trim(), sum);
+        await removeVolume(thick, volume.volumeId, target);
+    });
+
+    test(`${thin.name}: a thin volume written, snapshotted, overwritten; a volume from the snapshot holds the data of the snapshot`, async () => {
+        const g = guestOf(thin);
+        const volume = await createVolume(thin, "pvc-origin");
+        const target = await publish(thin, volume, "origin");
+        const sum = (await g.check(`head -c 32M /dev/urandom >${target}/data && sync && sha256sum <${target}/data`)).trim();
+        // A thin LV in the storage's pool, as the device class says.
+        assert.equal((await g.check(`lvs --noheadings -o pool_lv zcloud-${thin.name}/${volume.volumeId}`)).trim(), "pool");
+        // The external snapshotter freezes nothing: the kubelet's sync above is what a pod's fsync would be.
+        const snapshot = (await csiCall(g, controllerInGuest, "snapshot", [`-volume=${volume.volumeId}`, "-name=snap-origin"])).snapshot;
+        assert.equal(snapshot.sourceVolumeId, volume.volumeId);
+        assert.equal(snapshot.readyToUse, true);
+        await g.check(`head -c 32M /dev/urandom >${target}/data && sync`);
+        assert.notEqual((await g.check(`sha256sum <${target}/data`)).trim(), sum);
+        const restored = await createVolume(thin, "pvc-restored", [`-snapshot=${snapshot.snapshotId}`]);
+        assert.deepEqual(restored.contentSource, { snapshot: { snapshotId: snapshot.snapshotId } });
+        const restoredTarget = await publish(thin, restored, "restored");
+        assert.equal((await g.check(`sha256sum <${restoredTarget}/data`)).trim(), sum);
+        await removeVolume(thin, restored.volumeId, restoredTarget);
+        await csiCall(g, controllerInGuest, "delete-snapshot", [`-snapshot=${snapshot.snapshotId}`]);
+        assert.notEqual((await g.run(`lvs zcloud-${thin.name}/${snapshot.snapshotId}`)).code, 0);
+        await removeVolume(thin, volume.volumeId, target);
+        assert.equal(logicalVolumes().length, 0);
+    });
+});
