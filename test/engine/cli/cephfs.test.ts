@@ -4,6 +4,7 @@
  * changes nothing. kwok simulates the pods: no Ceph daemon really runs (see test/engine/README.md).
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { EngineStack, Sandbox, exportedResources, ok, previewOperations, repoRoot, sandboxValues, startSandbox } from "./engine";
@@ -19,10 +20,15 @@ before(() => {
 
 after(() => sandbox?.stop());
 
-/** URN -> id and outputs of the identity resources (random fsid and keys). */
+/**
+ * URN -> a digest of the outputs of the identity resources (random fsid and keys). Secrets are
+ * encrypted afresh by every export, so the digest is of their decrypted values: equal digests
+ * mean equal keys, and no key reaches the test's output.
+ */
 async function identity(): Promise<Record<string, string>> {
-    const state = exportedResources(ok(await stack.pulumi(["stack", "export"]), "pulumi stack export").stdout);
-    return Object.fromEntries(state.filter((r) => r.type.startsWith("random:")).map((r) => [r.urn, JSON.stringify(r.outputs)]));
+    const state = exportedResources(ok(await stack.pulumi(["stack", "export", "--show-secrets"]), "pulumi stack export").stdout);
+    const digest = (outputs: unknown) => createHash("sha256").update(JSON.stringify(outputs)).digest("hex");
+    return Object.fromEntries(state.filter((r) => r.type.startsWith("random:")).map((r) => [r.urn, digest(r.outputs)]));
 }
 
 test("8. up creates identity, keys and daemons once; a second up changes nothing", async () => {
@@ -45,5 +51,10 @@ test("8. up creates identity, keys and daemons once; a second up changes nothing
     ok(await stack.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes"]), "second pulumi up");
     assert.deepEqual(await identity(), ids, "the identity is made once");
 
-    ok(await stack.pulumi(["destroy", "--yes", "--skip-preview"]), "pulumi destroy");
+    // Releasing an OSD drains it first (kubectl exec into the storage's admin pod). The stack names
+    // no kubernetes:context or kubeconfig, so the drain refuses rather than guess the cluster, and
+    // under kwok no admin pod could run it anyway: destroy must stop there, nothing deleted on disk.
+    const destroyed = await stack.pulumi(["destroy", "--yes", "--skip-preview"]);
+    assert.notEqual(destroyed.code, 0, "destroy must refuse to release undrained OSDs");
+    assert.match(destroyed.output, /refused: cannot tell which Kubernetes cluster .*nothing was drained or deleted/);
 });

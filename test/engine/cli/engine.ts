@@ -140,7 +140,9 @@ export class EngineStack {
     }
 
     pulumi(args: string[], input?: string): Promise<RunResult> {
-        return run("pulumi", [...args, "--stack", this.name, "--non-interactive", "--color", "never"], { env: this.sandbox.env, cwd: this.projectDir, input });
+        // The CLI registers --event-log only when its debug commands are enabled.
+        const env = args.includes("--event-log") ? { ...this.sandbox.env, PULUMI_DEBUG_COMMANDS: "true" } : this.sandbox.env;
+        return run("pulumi", [...args, "--stack", this.name, "--non-interactive", "--color", "never"], { env, cwd: this.projectDir, input });
     }
 
     /** `pulumi stack init`, then the SSH key as a secret (from stdin) and host keys pinned. */
