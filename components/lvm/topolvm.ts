@@ -242,13 +242,23 @@ export class TopolvmDriver extends pulumi.ComponentResource {
      * LogicalVolume, and their finalizers make the node plugins remove the LVs, that is the data
      * of every volume left behind. An operator removes it by hand once no LogicalVolume is left
      * (docs/drivers.md).
+     *
+     * Because it outlives the stack's resources, a later LVM storage (this stack after its last
+     * one went, or another stack) must adopt it: a plain resource fails with "already exists"
+     * (the provider creates, it does not upsert). A server-side-apply patch creates the CRD when
+     * it is missing and takes over its fields when it is there (patchForce: the definition is
+     * ours at the pinned TopoLVM version).
      */
     private logicalVolumeCrd(name: string, opts: pulumi.CustomResourceOptions) {
         const quantity = { anyOf: [{ type: "integer" }, { type: "string" }], x_kubernetes_int_or_string: true };
-        return new k8s.apiextensions.v1.CustomResourceDefinition(
+        return new k8s.apiextensions.v1.CustomResourceDefinitionPatch(
             `${name}-logicalvolume-crd`,
             {
-                metadata: { name: `logicalvolumes.${topolvmDriverName}`, labels: { ...labels("crd"), [`${labelDomain}/driver`]: "topolvm" } },
+                metadata: {
+                    name: `logicalvolumes.${topolvmDriverName}`,
+                    labels: { ...labels("crd"), [`${labelDomain}/driver`]: "topolvm" },
+                    annotations: { "pulumi.com/patchForce": "true" },
+                },
                 spec: {
                     group: topolvmDriverName,
                     names: { kind: "LogicalVolume", listKind: "LogicalVolumeList", plural: "logicalvolumes", singular: "logicalvolume" },

@@ -15,7 +15,7 @@ const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const CSI_DRIVER = "kubernetes:storage.k8s.io/v1:CSIDriver";
 const CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole";
-const CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
+const CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch";
 
 const config = {
     ...baseConfig,
@@ -154,6 +154,9 @@ describe("TopoLVM 0.41.0 as rendered", () => {
     test("the LogicalVolume CRD is retained when the last LVM storage goes, and the node plugin waits for it", async () => {
         const crd = resourceNamed(run, "topolvm-logicalvolume-crd", CRD);
         assert.equal(crd.retainOnDelete, true);
+        // A later LVM storage adopts the retained CRD: a server-side-apply patch that creates it or
+        // takes its fields over (a plain resource would fail with "already exists").
+        assert.equal((crd.inputs.metadata as { annotations: Record<string, string> }).annotations["pulumi.com/patchForce"], "true");
         assert.ok(resourceNamed(run, "topolvm-node", DAEMON_SET).dependencies.includes(crd.urn));
         // Every other driver object is deleted normally.
         assert.deepEqual(run.resources.filter((r) => r.retainOnDelete).map((r) => r.name), ["topolvm-logicalvolume-crd"]);

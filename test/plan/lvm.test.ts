@@ -28,7 +28,7 @@ describe("LVM graph", () => {
         assert.deepEqual(resourcesOfType(run, "zcloud:storage:LvmStorage").map((r) => r.name).sort(), ["hdd", "ssd"]);
         assert.equal(resourcesOfType(run, "zcloud:storage:TopolvmDriver").length, 1);
         assert.equal(resourcesOfType(run, "kubernetes:storage.k8s.io/v1:CSIDriver").length, 1);
-        assert.equal(resourcesOfType(run, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition").length, 1);
+        assert.equal(resourcesOfType(run, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch").length, 1);
     });
 
     test("every child of a storage is parented to its component", () => {

@@ -243,7 +243,7 @@ test("7. secrets: stack export and every CLI output hold no clear SSH key", asyn
     assertNoClearKey(outputs.join("\n"), "the CLI output");
 });
 
-test("6. destroy removes everything and releases every VG", async () => {
+test("6. destroy removes everything and releases every VG but keeps the LogicalVolume CRD; a later up adopts it", async () => {
     ok(await pulumi(["destroy", "--yes", "--skip-preview"]), "pulumi destroy");
     for (const n of Object.keys(sandbox.nodes)) {
         assert.equal(sandbox.lvm(n, ["vgs", "--noheadings", "-o", "vg_name"]).trim(), "", `${n}: no VG left`);
@@ -253,5 +253,14 @@ test("6. destroy removes everything and releases every VG", async () => {
     assert.equal(sandbox.kubectl(["get", "namespace", "zcloud-storage", "--ignore-not-found", "-o", "name"]).trim(), "");
     const state = exportedResources(ok(await pulumi(["stack", "export"]), "pulumi stack export").stdout);
     assert.deepEqual(state.map((r) => r.type).filter((t) => t !== "pulumi:pulumi:Stack" && !t.startsWith("pulumi:providers:")), []);
+    // The LogicalVolume CRD is kept (deleting it would delete every volume's LV) ...
+    const crd = ["get", "crd", "logicalvolumes.topolvm.io", "-o", "name"];
+    assert.equal(sandbox.kubectl(crd).trim(), "customresourcedefinition.apiextensions.k8s.io/logicalvolumes.topolvm.io");
+    // ... and a later `up` adopts it instead of failing with "already exists".
+    ok(await pulumi(["up", "--yes", "--skip-preview"]), "pulumi up after destroy");
+    const again = exportedResources(ok(await pulumi(["stack", "export"]), "pulumi stack export").stdout);
+    assert.ok(again.some((r) => r.type === "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch"), "the CRD is in the state again");
+    ok(await pulumi(["destroy", "--yes", "--skip-preview"]), "pulumi destroy");
+    assert.equal(sandbox.kubectl(crd).trim(), "customresourcedefinition.apiextensions.k8s.io/logicalvolumes.topolvm.io");
     ok(await pulumi(["stack", "rm", "--yes"]), "pulumi stack rm");
 });
