@@ -81,7 +81,7 @@ function measurePlan(file: string, mode: Mode, base: string, usageDir: string): 
         child.on("close", (code) => {
             const wallS = (performance.now() - start) / 1000;
             if (code !== 0) {
-                reject(new Error(`plan ${json ? "--json " : ""}exited with ${code}:\n${stderr.slice(-2000)}`));
+                reject(new Error(`plan (${mode}) exited with ${code}:\n${stderr.slice(-2000)}`));
                 return;
             }
             if (mode === "tree") {

@@ -18,7 +18,7 @@
  * and the driver builds (build-drivers.sh); all are built once and cached.
  */
 import assert from "node:assert/strict";
-import { ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { ChildProcess, execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -359,13 +359,7 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         assert.equal(await waitFor(c, () => fs.existsSync(socket), 60_000), "ready", `topolvm-controller did not serve on ${socket}:\n${c.output()}`);
         for (const s of storages) {
             const g = guestOf(s);
-            const k = g.connection;
-            const forward = spawn(
-                "ssh",
-                ["-F", "/dev/null", "-N", "-i", k.privateKeyPath, "-p", String(k.port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${k.knownHostsPath}`, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", `${controllerInGuest}:${socket}`, `${k.user}@${k.host}`],
-                { stdio: ["ignore", "ignore", "pipe"] },
-            );
-            hostProcesses.push(forward);
+            hostProcesses.push(g.forwardSocket(controllerInGuest, socket));
             await guestUntil(g, `mkdir -p ${dir} && test -S ${controllerInGuest}`, 30_000, "true");
             const caps = await csiCall(g, controllerInGuest, "controller-caps", []);
             // What the thick storage's skips below are about: claimed for every device class.

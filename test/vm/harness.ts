@@ -116,6 +116,8 @@ export interface Guest {
     check(command: string, opts?: RunOptions | string): Promise<string>;
     /** The guest's serial console so far (ANSI escapes removed). */
     console(): string;
+    /** Serves this machine's unix socket `localPath` at `guestPath` in the guest (ssh -R) until the returned process is killed. */
+    forwardSocket(guestPath: string, localPath: string): ChildProcess;
 }
 
 export interface GuestSet {
@@ -263,6 +265,13 @@ class GuestImpl implements Guest {
             "-p", String(c.port),
             `${login}@${c.host}`,
         ];
+    }
+
+    forwardSocket(guestPath: string, localPath: string): ChildProcess {
+        // A connection of its own, not the master's: the forward lives exactly as long as this process.
+        const argv = this.sshArgs(15).map((a) => (a.startsWith("ControlPath=") ? "ControlPath=none" : a));
+        const forward = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", `${guestPath}:${localPath}`];
+        return spawn("ssh", [...forward, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
     }
 
     run(command: string, opts: RunOptions | string = {}): Promise<RunResult> {

@@ -19,7 +19,6 @@ export function needsSudo(model: StackModel, node: string): boolean {
  * The inventory command for a node: lib.sh + discover.sh, the declared paths as arguments.
  * Without guards (status) the node skips the per-device verdicts, the slow part.
  */
-
 export function inventoryCommand(model: StackModel, node: string, guards = true): string {
     return renderNodeCommand({
         files: ["lib.sh", "discover.sh"],
