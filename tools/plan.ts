@@ -3,6 +3,7 @@ import * as yaml from "js-yaml";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
+import { loopbackAdvisories } from "./plan/loopback";
 import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
@@ -128,17 +129,22 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
+    const advisories = loopbackAdvisories(run.resources);
+
     if (opts.out) {
         writeOut(opts.out, run.resources);
     }
     if (opts.json) {
-        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause })) : undefined;
+        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
         const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
         run.resources = [];
-        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes });
+        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, advisories: advisories.length ? advisories : undefined });
     } else {
         for (const w of run.warnings) {
             console.log(`warning: ${w}`);
+        }
+        for (const a of advisories) {
+            console.log(`advisory: ${a}`);
         }
         if (baseRun && base) {
             console.log(`Changes from ${path.relative(process.cwd(), base.file)} to ${path.relative(process.cwd(), target.file)}:\n`);

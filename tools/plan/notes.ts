@@ -1,4 +1,5 @@
 import { nfsDriverName } from "../../components/nfs/parameters";
+import { endpointMoved } from "./connection";
 import type { Change } from "./diff";
 
 /**
@@ -6,7 +7,25 @@ import type { Change } from "./diff";
  * alone does not tell (what happens to data that already exists).
  */
 export function changeNotes(c: Change): string[] {
-    return [...nfsStorageClassNotes(c)];
+    return [...nfsStorageClassNotes(c), ...connectionNotes(c)];
+}
+
+/**
+ * A node command whose connection changed. @pulumi/command updates it in place: its Update runs
+ * the command's `update` script (ours: none, so `create`, the idempotent apply) over the new
+ * connection; nothing runs over the old one (only a delete would, with the old connection).
+ */
+function connectionNotes(c: Change): string[] {
+    if (!c.connection?.length || c.kind !== "update") {
+        return [];
+    }
+    const notes = ["pulumi up updates this command in place: it runs the apply script again over the new connection and runs nothing over the old one."];
+    if (endpointMoved(c.connection)) {
+        notes.push(
+            "if the new endpoint is another machine, its devices get prepared there and the old machine keeps its volume group and data as they are; to move a node's storage, remove the node from the storage first (its disks are released), then add it back.",
+        );
+    }
+    return notes;
 }
 
 type Params = Record<string, string | undefined>;
