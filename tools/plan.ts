@@ -4,6 +4,7 @@ import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
 import { loopbackAdvisories } from "./plan/loopback";
+import { replaceFile } from "./plan/outFiles";
 import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
@@ -11,7 +12,7 @@ import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { loadStackFile, projectRoot } from "./plan/stackFile";
-import { CliInputError, checkOutDir, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
+import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
 
@@ -81,20 +82,19 @@ function failOnError(run: PlanRun, label: string): void {
 }
 
 function writeOut(dir: string, resources: PlannedResource[]): void {
-    const manifests = path.join(dir, "manifests");
-    const commands = path.join(dir, "node-commands");
+    const [manifests, commands] = outSubdirs.map((d) => path.join(dir, d));
     fs.mkdirSync(manifests, { recursive: true });
     fs.mkdirSync(commands, { recursive: true });
     resources.forEach((r, i) => {
         const manifest = toManifest(r);
         if (manifest) {
-            fs.writeFileSync(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
+            replaceFile(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
         }
         if (isNodeCommand(r)) {
             for (const phase of ["create", "update", "delete"] as const) {
                 const text = r.inputs[phase];
                 if (typeof text === "string") {
-                    fs.writeFileSync(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, { mode: 0o755 });
+                    replaceFile(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, 0o755);
                 }
             }
         }
