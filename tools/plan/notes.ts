@@ -46,7 +46,7 @@ function secretNamespaceNotes(c: Change): string[] {
 
 /**
  * A node command whose connection changed. @pulumi/command updates it in place: its Update runs
- * the command's `update` script (ours: none, so `create`, the idempotent apply) over the new
+ * the command's `update` script (or `create` where there is none; here both are the idempotent apply) over the new
  * connection; nothing runs over the old one (only a delete would, with the old connection).
  */
 function connectionNotes(c: Change): string[] {
