@@ -33,7 +33,7 @@ function secretNamespaceNotes(c: Change): string[] {
         return [];
     }
     const before = (c.before.inputs as { parameters?: Params }).parameters ?? {};
-    const now = (c.resource.inputs as { parameters?: Params; metadata?: { name?: string } });
+    const now = c.resource.inputs as { parameters?: Params } & Meta;
     const moved = Object.keys(before).filter((k) => k.endsWith("-secret-namespace") && before[k] !== now.parameters?.[k]);
     if (moved.length === 0) {
         return [];
@@ -46,8 +46,8 @@ function secretNamespaceNotes(c: Change): string[] {
 
 /**
  * A node command whose connection changed. @pulumi/command updates it in place: its Update runs
- * the command's `update` script (or `create` where there is none; here both are the idempotent apply) over the new
- * connection; nothing runs over the old one (only a delete would, with the old connection).
+ * the command's `update` script (or `create` where there is none; here both are the idempotent
+ * apply) over the new connection; nothing runs over the old one (only a delete would).
  */
 function connectionNotes(c: Change): string[] {
     if (!c.connection?.length || c.kind !== "update") {
