@@ -56,6 +56,7 @@ export function loadStackConfig(): StackModel {
     }
     const securePaths = securePathsOfStackFile();
     const result = parseFullConfig(values, {
+        rawKeys: rawConfigKeys(),
         ...(isConfigSecret ? { secretKeys } : {}),
         ...(securePaths ? { securePaths } : {}),
     });
@@ -66,6 +67,23 @@ export function loadStackConfig(): StackModel {
         throw new ConfigValidationError(result.errors);
     }
     return result.model;
+}
+
+/**
+ * The keys the language host handed the program (PULUMI_CONFIG), before allConfig() folds
+ * `<ns>:config:<name>` into `<ns>:<name>` and lets one of two such keys win.
+ */
+function rawConfigKeys(): string[] {
+    const raw = process.env.PULUMI_CONFIG;
+    if (!raw) {
+        return [];
+    }
+    try {
+        const parsed: unknown = JSON.parse(raw);
+        return parsed !== null && typeof parsed === "object" ? Object.keys(parsed) : [];
+    } catch {
+        return [];
+    }
 }
 
 /** Structured values arrive as JSON text, plain strings as themselves. */

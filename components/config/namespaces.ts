@@ -27,6 +27,44 @@ export const knownConfigKeys: Readonly<Record<string, readonly string[] | undefi
     ],
 };
 
+/**
+ * A config key as Pulumi reads it. The CLI puts a key without a namespace in the project's (`lvm`
+ * is `zcloud-storage:lvm`), and both the CLI (config.ParseKey) and the SDK (cleanKey in
+ * runtime/config) read the old form `<namespace>:config:<name>` as `<namespace>:<name>`.
+ */
+export function canonicalConfigKey(key: string): string {
+    const sep = key.indexOf(":");
+    if (sep < 0) {
+        return `${configNamespace}:${key}`;
+    }
+    const legacy = "config:";
+    return sep > 0 && key.startsWith(legacy, sep + 1) ? `${key.slice(0, sep)}:${key.slice(sep + 1 + legacy.length)}` : key;
+}
+
+/**
+ * Keys written differently that Pulumi reads as one (`zcloud-storage:config:lvm` and
+ * `zcloud-storage:lvm`, `lvm` and `zcloud-storage:lvm`): one value silently replaces the other, so
+ * a whole storage could vanish from the plan, or a clear secret hide behind a `secure:` twin.
+ * Each pair is reported once, at the later key.
+ */
+export function foldedKeyCollisions(keys: readonly string[]): ConfigIssue[] {
+    const first = new Map<string, string>();
+    const issues: ConfigIssue[] = [];
+    for (const key of keys) {
+        const canonical = canonicalConfigKey(key);
+        const earlier = first.get(canonical);
+        if (earlier === undefined) {
+            first.set(canonical, key);
+        } else {
+            issues.push({
+                path: key,
+                message: `is the same key as ${earlier} (Pulumi reads both as ${canonical}), so one value would silently replace the other; keep only one of them`,
+            });
+        }
+    }
+    return issues;
+}
+
 function splitKey(fullKey: string): [string, string] {
     const sep = fullKey.indexOf(":");
     return sep < 0 ? ["", fullKey] : [fullKey.slice(0, sep), fullKey.slice(sep + 1)];
@@ -64,6 +102,8 @@ export interface FullParseOptions {
     secretKeys?: ReadonlySet<string>;
     /** Full key paths of `secure:` values (`zcloud-storage:ssh.privateKey`), from the stack file. */
     securePaths?: readonly string[];
+    /** Keys as the runtime was handed them, before the SDK folded `<ns>:config:<name>` ones. */
+    rawKeys?: readonly string[];
 }
 
 const ownPrefix = `${configNamespace}:`;
@@ -75,7 +115,7 @@ const ownPrefix = `${configNamespace}:`;
  */
 export function parseFullConfig(all: Record<string, unknown>, options: FullParseOptions = {}): ParseResult {
     const keys = Object.keys(all);
-    const issues = unknownConfigKeys(keys);
+    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys)];
     const own = keys.filter((k) => k.startsWith(ownPrefix));
     if (own.length === 0) {
         issues.push({

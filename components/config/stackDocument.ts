@@ -1,4 +1,5 @@
-import { configNamespace } from "./namespaces";
+import { formatIssue } from "./errors";
+import { canonicalConfigKey, foldedKeyCollisions } from "./namespaces";
 import { loadBoundedYaml, YamlError } from "./yaml";
 
 /**
@@ -59,12 +60,15 @@ export function readStackDocument(text: string, source: string): StackDocument {
     if (Object.keys(config).length === 0) {
         throw new YamlError(`${source}: config is empty; a plan of it would delete every storage of the stack`);
     }
+    const folded = foldedKeyCollisions(Object.keys(config));
+    if (folded.length > 0) {
+        throw new YamlError(folded.map((issue) => `${source}: ${formatIssue(issue)}`).join("\n"));
+    }
     const values: Record<string, unknown> = {};
     const secretKeys: string[] = [];
     const securePaths: string[] = [];
     for (const [key, raw] of Object.entries(config)) {
-        // The CLI puts keys without a namespace in the project's.
-        const fullKey = key.includes(":") ? key : `${configNamespace}:${key}`;
+        const fullKey = canonicalConfigKey(key);
         const before = securePaths.length;
         values[fullKey] = stripSecure(raw, fullKey, securePaths);
         if (securePaths.length > before) {
