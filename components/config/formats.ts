@@ -153,3 +153,11 @@ export const knownNfsMountOptions: ReadonlySet<string> = new Set([
 
 /** Values a versioned option may take. */
 export const nfsVersions: ReadonlySet<string> = new Set(["3", "4", "4.0", "4.1", "4.2"]);
+
+/**
+ * kubernetes:kubeconfig as the Kubernetes provider reads it: the file's content when it looks like
+ * a kubeconfig (several lines, JSON, or an apiVersion line), else the path of the file.
+ */
+export function isKubeconfigContent(kubeconfig: string): boolean {
+    return /\n/.test(kubeconfig) || /^\s*[{]/.test(kubeconfig) || /^\s*apiVersion\s*:/.test(kubeconfig);
+}

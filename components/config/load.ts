@@ -37,6 +37,19 @@ function securePathsOfStackFile(): readonly string[] | undefined {
 }
 
 /**
+ * The SDK marks which keys hold secrets but types this helper as internal; without it the
+ * clear-text-secret check is skipped rather than guessed.
+ */
+function configSecretCheck(): ((fullKey: string) => boolean) | undefined {
+    return (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+}
+
+/** Whether the runtime holds a full key (`kubernetes:kubeconfig`) as a secret. */
+export function isSecretConfigKey(fullKey: string): boolean {
+    return configSecretCheck()?.(fullKey) ?? false;
+}
+
+/**
  * Reads every key of the current stack synchronously (values are plain here; secret leaves are
  * wrapped again before any resource sees them), validates them together and throws one error
  * listing every problem before anything is registered.
@@ -44,9 +57,7 @@ function securePathsOfStackFile(): readonly string[] | undefined {
 export function loadStackConfig(): StackModel {
     const values: Record<string, unknown> = {};
     const secretKeys = new Set<string>();
-    // The SDK marks which keys hold secrets but types this helper as internal; without it the
-    // clear-text-secret check is skipped rather than guessed.
-    const isConfigSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+    const isConfigSecret = configSecretCheck();
     // allConfig() is every key of the stack, in every namespace (PULUMI_CONFIG under the CLI).
     for (const [fullKey, raw] of Object.entries(pulumi.runtime.allConfig())) {
         Object.defineProperty(values, fullKey, { value: parseConfigValue(raw), enumerable: true, writable: true, configurable: true });

@@ -1,5 +1,7 @@
 import { ConfigIssue } from "./errors";
 import { ParseOptions, ParseResult, parseStackConfig } from "./parse";
+import { isKubeconfigContent } from "./formats";
+import { offlineSecret } from "./secrets";
 import { didYouMean } from "./suggest";
 
 /**
@@ -97,6 +99,35 @@ export function unknownConfigKeys(fullKeys: readonly string[]): ConfigIssue[] {
     });
 }
 
+/**
+ * `kubernetes:` values the CephFS OSD drain hands to kubectl: a secret context or kubeconfig path
+ * would sit in its arguments (state, preview, ps), so they are refused as secrets while a cephfs
+ * storage exists. A secret kubeconfig content travels in the drain's secret environment.
+ */
+function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey: string) => boolean): ConfigIssue[] {
+    const cephfs = all[`${configNamespace}:cephfs`];
+    if (!Array.isArray(cephfs) || cephfs.length === 0) {
+        return [];
+    }
+    const issues: ConfigIssue[] = [];
+    if (isSecret("kubernetes:context")) {
+        issues.push({
+            path: "kubernetes:context",
+            message: "is a secure: value, but the CephFS OSD drain passes the context to kubectl as --context in its arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+        });
+    }
+    const kubeconfig = all["kubernetes:kubeconfig"];
+    // Offline the ciphertext cannot be read: path or content is only known to the program itself.
+    const known = typeof kubeconfig === "string" && kubeconfig !== offlineSecret("kubernetes:kubeconfig");
+    if (isSecret("kubernetes:kubeconfig") && known && !isKubeconfigContent(kubeconfig)) {
+        issues.push({
+            path: "kubernetes:kubeconfig",
+            message: "is a secure: value that names a file, but the CephFS OSD drain passes a kubeconfig path to kubectl in its arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
+        });
+    }
+    return issues;
+}
+
 export interface FullParseOptions {
     /** Full keys whose value the runtime marks secret. */
     secretKeys?: ReadonlySet<string>;
@@ -115,7 +146,8 @@ const ownPrefix = `${configNamespace}:`;
  */
 export function parseFullConfig(all: Record<string, unknown>, options: FullParseOptions = {}): ParseResult {
     const keys = Object.keys(all);
-    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys)];
+    const isSecret = (fullKey: string) => (options.securePaths ?? [...(options.secretKeys ?? [])]).includes(fullKey);
+    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys), ...secretKubernetesIssues(all, isSecret)];
     const own = keys.filter((k) => k.startsWith(ownPrefix));
     if (own.length === 0) {
         issues.push({

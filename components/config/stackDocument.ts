@@ -1,5 +1,6 @@
 import { formatIssue } from "./errors";
 import { canonicalConfigKey, foldedKeyCollisions } from "./namespaces";
+import { offlineSecret } from "./secrets";
 import { loadBoundedYaml, YamlError } from "./yaml";
 
 /**
@@ -16,12 +17,7 @@ export interface StackDocument {
     securePaths: string[];
 }
 
-/**
- * Stands in for a `secure:` value, whose ciphertext cannot be read offline. It names the key so a
- * placeholder that shows up in plain inputs (a secret that escaped pulumi.secret) is traceable;
- * properly handled secrets print as "[secret]".
- */
-export const offlineSecret = (path: string) => `offline-secret(${path})`;
+export { offlineSecret };
 
 function isSecureValue(value: unknown): value is { secure: string } {
     return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";

@@ -45,3 +45,47 @@ describe("keys that Pulumi folds into one", () => {
         assert.doesNotMatch(r.stdout + r.stderr, /clear-key-text/);
     });
 });
+
+describe("secure: anywhere stays secret, or is refused where the value must be plain", () => {
+    const iscsi = (chap: Record<string, unknown>) => [
+        { name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap, initiators: ["node2"] },
+    ];
+    const full = {
+        "zcloud-storage:ssh": { ...baseConfig.ssh, bastion: { host: "jump.example", privateKey: { secure: "v1:bastion" } } },
+        "zcloud-storage:nodes": baseConfig.nodes,
+        "zcloud-storage:lvm": lvm,
+        "zcloud-storage:cephfs": [{ name: "shared", hosts: { node3: ["/dev/disk/by-id/wwn-0x5003"] } }],
+        "zcloud-storage:iscsi": iscsi({ username: "k8s", password: { secure: "v1:chap" } }),
+        "kubernetes:kubeconfig": { secure: "v1:kubeconfig" },
+    };
+
+    test("every secure: value a stack may hold stays out of --json, --out and command lines", async () => {
+        const out = path.join(dir, "out-secure");
+        const r = await plan(writeStack("secure", stack(full)), "--json", "--out", out);
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stdout, /offline-secret/);
+        const written = fs.readdirSync(out, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+        assert.ok(written.length > 10, "manifests and node commands written");
+        for (const e of written) {
+            assert.doesNotMatch(fs.readFileSync(path.join(e.parentPath, e.name), "utf8"), /offline-secret/, e.name);
+        }
+        // The secret kubeconfig travels in the drain's secret environment, never in its arguments.
+        const drain = (JSON.parse(r.stdout).resources as Array<{ name: string; inputs: { delete: string; environment: unknown } }>).find((x) => x.name === "shared-node3-osd-wwn-0x5003-drain");
+        assert.ok(drain);
+        assert.match(drain.inputs.delete, / --kubeconfig-from-env$/);
+        assert.equal(drain.inputs.environment, "[secret]");
+    });
+
+    test("a secure CHAP user name fails the plan with the reason", async () => {
+        const r = await plan(writeStack("chapuser", stack({ ...full, "zcloud-storage:iscsi": iscsi({ username: { secure: "v1:user" }, password: { secure: "v1:chap" } }) })));
+        assert.equal(r.code, 1, r.stdout);
+        assert.equal(
+            r.stderr.slice(r.stderr.indexOf(": ") + 2),
+            [
+                "zcloud-storage config has 1 error; nothing was changed:",
+                "  - iscsi[0].chap.username: is a secure: value, but a CHAP user name cannot stay secret: the login command carries it in its arguments (state, preview, a node's ps) and writes it into the node's iSCSI record; it is not a credential, so set it in clear (only chap.password is a secret)",
+                "",
+            ].join("\n"),
+        );
+    });
+});

@@ -4,7 +4,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatIssue } from "../../components/config/errors";
 import { canonicalConfigKey, foldedKeyCollisions, parseFullConfig } from "../../components/config/namespaces";
+import { parseStackConfig } from "../../components/config/parse";
 import { readStackDocument } from "../../components/config/stackDocument";
+import { drainKubeTarget } from "../../components/cephfs/osds";
 
 const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJx";
 const nodes = { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" } };
@@ -59,5 +61,81 @@ describe("keys that Pulumi folds into one", () => {
             "zcloud-storage:config:lvm: is the same key as zcloud-storage:lvm (Pulumi reads both as zcloud-storage:lvm), so one value would silently replace the other; keep only one of them",
         ]);
         assert.deepEqual(foldedKeyCollisions(["zcloud-storage:lvm", "kubernetes:context"]), []);
+    });
+});
+
+describe("secure: anywhere stays secret, or is refused where the value must be plain", () => {
+    const credentials = ["ssh.privateKey", "iscsi[0].chap.password"];
+    const iscsi = [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap: { username: "k8s", password: "pw" }, initiators: ["node1"] }];
+    const errorsOf = (values: Record<string, unknown>, securePaths: string[]) => parseStackConfig(values, { securePaths }).errors.map(formatIssue);
+
+    test("a secure CHAP user name is refused: the login command carries it in its arguments", () => {
+        assert.deepEqual(errorsOf({ nodes, ssh, iscsi }, [...credentials, "iscsi[0].chap.username"]), [
+            "iscsi[0].chap.username: is a secure: value, but a CHAP user name cannot stay secret: the login command carries it in its arguments (state, preview, a node's ps) and writes it into the node's iSCSI record; it is not a credential, so set it in clear (only chap.password is a secret)",
+        ]);
+    });
+
+    test("a whole chap map as one secure: value is refused", () => {
+        assert.deepEqual(errorsOf({ nodes, ssh, iscsi }, ["ssh.privateKey", "iscsi[0].chap"]), [
+            "iscsi[0].chap: is one secure: value holding more than a credential; write its keys in clear and set each credential as a secret of its own (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets), e.g. pulumi config set --secret --path ssh.privateKey",
+        ]);
+    });
+
+    test("every leaf of a full config is either a credential or refused as secure:, at its own path", () => {
+        const full = {
+            namespace: "storage",
+            imageRegistry: "registry.local:5000",
+            ssh: { user: "ops", port: 2222, privateKey: "k", hostKeys: { node1: hostKey }, bastion: { host: "jump.example", port: 22, user: "ops", privateKey: "b", hostKey } },
+            nodes: { node1: { address: "10.0.0.11", port: 22, user: "root" }, node2: { address: "10.0.0.12" }, node3: { address: "10.0.0.13" } },
+            lvm: [{ name: "fast", default: true, hosts: { node1: ["/dev/disk/by-id/wwn-0x1"] }, wipe: false, thin: { overprovisionRatio: 4, poolPercent: 90, snapshots: false } }],
+            cephfs: [{ name: "fs", hosts: { node2: ["/dev/disk/by-id/wwn-0x2"] }, replicas: 1, wipe: false }],
+            iscsi: [{ ...iscsi[0], lun: 0, initiators: ["node3"], wipe: false }],
+            nfs: [{ name: "share", server: "10.0.0.60", path: "/exports/k8s", onDelete: "retain", mountOptions: ["nfsvers=4.1"] }],
+        };
+        const leaves: string[] = [];
+        const walk = (value: unknown, path: string) => {
+            if (value !== null && typeof value === "object") {
+                for (const [k, v] of Object.entries(value)) {
+                    walk(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k);
+                }
+            } else {
+                leaves.push(path);
+            }
+        };
+        walk(full, "");
+        const allCredentials = ["ssh.privateKey", "ssh.bastion.privateKey", "iscsi[0].chap.password"];
+        assert.deepEqual(errorsOf(full, allCredentials), [], "the config is valid with its credentials secure:");
+        assert.equal(leaves.length, 40);
+        for (const leaf of leaves) {
+            const errors = errorsOf(full, [...new Set([...allCredentials, leaf])]);
+            if (allCredentials.includes(leaf)) {
+                assert.deepEqual(errors, [], leaf);
+            } else {
+                assert.equal(errors.length, 1, `${leaf}: ${errors.join("\n")}`);
+                assert.match(errors[0], new RegExp(`^${leaf.replace(/[.[\]]/g, "\\$&")}: is a secure: value, but `), leaf);
+            }
+        }
+    });
+
+    const cephfs = [{ name: "fs", hosts: { node1: ["/dev/disk/by-id/wwn-0x1"] } }];
+    const withCephfs = { "zcloud-storage:nodes": nodes, "zcloud-storage:ssh": ssh, "zcloud-storage:cephfs": cephfs };
+    const fullErrors = (all: Record<string, unknown>, securePaths: string[]) => parseFullConfig(all, { securePaths }).errors.map(formatIssue);
+
+    test("a secure kubernetes:kubeconfig path or context is refused while a cephfs storage exists: the OSD drain passes them to kubectl", () => {
+        const all = { ...withCephfs, "kubernetes:kubeconfig": "/srv/kube/prod.yaml", "kubernetes:context": "prod" };
+        assert.deepEqual(fullErrors(all, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig", "kubernetes:context"]), [
+            "kubernetes:context: is a secure: value, but the CephFS OSD drain passes the context to kubectl as --context in its arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+            "kubernetes:kubeconfig: is a secure: value that names a file, but the CephFS OSD drain passes a kubeconfig path to kubectl in its arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
+        ]);
+        assert.deepEqual(fullErrors({ ...all, "zcloud-storage:cephfs": [] }, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig", "kubernetes:context"]), [], "no drain, no command line");
+    });
+
+    test("a secure kubeconfig content, or one the offline plan cannot read, passes", () => {
+        const content = { ...withCephfs, "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n" };
+        assert.deepEqual(fullErrors(content, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig"]), []);
+        const offline = { ...withCephfs, "kubernetes:kubeconfig": "offline-secret(kubernetes:kubeconfig)" };
+        assert.deepEqual(fullErrors(offline, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig"]), []);
+        assert.deepEqual(drainKubeTarget(undefined, "offline-secret(kubernetes:kubeconfig)", true), { context: undefined, kubeconfigContent: "offline-secret(kubernetes:kubeconfig)" });
+        assert.deepEqual(drainKubeTarget(undefined, "/srv/kube/prod.yaml"), { context: undefined, kubeconfigPath: "/srv/kube/prod.yaml" });
     });
 });
