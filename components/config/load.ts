@@ -97,8 +97,15 @@ function rawConfigKeys(): string[] {
     }
 }
 
-/** Structured values arrive as JSON text, plain strings as themselves. */
-function parseConfigValue(raw: string): unknown {
+/**
+ * Structured values (maps, lists) arrive as JSON text, every other value as its text: a quoted
+ * `"1234"` and an unquoted `1234` both arrive as 1234, and both are the string Pulumi's own
+ * config.get would return, never a number.
+ */
+export function parseConfigValue(raw: string): unknown {
+    if (!/^\s*[[{]/.test(raw)) {
+        return raw;
+    }
     try {
         return JSON.parse(raw);
     } catch {

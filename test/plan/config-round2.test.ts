@@ -89,3 +89,38 @@ describe("secure: anywhere stays secret, or is refused where the value must be p
         );
     });
 });
+
+describe("messages: number-like strings, infinities, merge keys", () => {
+    test('a quoted "1234" namespace and CHAP user name plan as strings', async () => {
+        const file = writeStack(
+            "digits",
+            [
+                "config:",
+                '  zcloud-storage:namespace: "1234"',
+                "  zcloud-storage:ssh: { privateKey: { secure: v1:abc } }",
+                "  zcloud-storage:nodes: { node1: { address: 10.0.0.11 } }",
+                '  zcloud-storage:iscsi: [{ name: san, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap: { username: "1234", password: { secure: v1:pw } }, initiators: [node1] }]',
+                "",
+            ].join("\n"),
+        );
+        const packConfig = path.join(dir, "pack-1234.json");
+        fs.writeFileSync(packConfig, JSON.stringify({ "storage-privileged-namespace": { namespace: "1234" } }));
+        const r = await plan(file, "--json", "--policy-pack-config", packConfig);
+        assert.equal(r.code, 0, r.stderr);
+        const resources = JSON.parse(r.stdout).resources as Array<{ name: string; type: string; inputs: Record<string, any> }>;
+        assert.equal(resources.find((x) => x.type === "kubernetes:core/v1:Namespace")?.inputs.metadata.name, "1234");
+        assert.match(resources.find((x) => x.name === "san-node1-login")?.inputs.create, / --chap-user 1234$/);
+    });
+
+    test("a merge key fails the plan with the reason", async () => {
+        const r = await plan(writeStack("merge", "x: &wipe { wipe: true }\nconfig:\n  zcloud-storage:lvm:\n    - name: a\n      <<: *wipe\n"));
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, /Pulumi\.merge\.yaml: a YAML merge key \(<<\) at config\.zcloud-storage:lvm\[0\] is refused: it pulls keys in from an anchor, so a reviewer reading or grepping the file does not see them \(a wipe: true, say\); write the keys out\n/);
+    });
+
+    test(".inf fails the plan with a correct message", async () => {
+        const r = await plan(writeStack("inf", "config:\n  zcloud-storage:iscsi: [{ name: san, lun: .inf }]\n"));
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, /Pulumi\.inf\.yaml: zcloud-storage:iscsi\[0\]\.lun: \.inf \(infinity\) is not a number a config value can hold/);
+    });
+});

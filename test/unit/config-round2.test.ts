@@ -7,6 +7,8 @@ import { canonicalConfigKey, foldedKeyCollisions, parseFullConfig } from "../../
 import { parseStackConfig } from "../../components/config/parse";
 import { readStackDocument } from "../../components/config/stackDocument";
 import { drainKubeTarget } from "../../components/cephfs/osds";
+import { parseConfigValue } from "../../components/config/load";
+import { loadBoundedYaml } from "../../components/config/yaml";
 
 const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJx";
 const nodes = { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" } };
@@ -137,5 +139,47 @@ describe("secure: anywhere stays secret, or is refused where the value must be p
         assert.deepEqual(fullErrors(offline, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig"]), []);
         assert.deepEqual(drainKubeTarget(undefined, "offline-secret(kubernetes:kubeconfig)", true), { context: undefined, kubeconfigContent: "offline-secret(kubernetes:kubeconfig)" });
         assert.deepEqual(drainKubeTarget(undefined, "/srv/kube/prod.yaml"), { context: undefined, kubeconfigPath: "/srv/kube/prod.yaml" });
+    });
+});
+
+describe("messages: number-like strings, infinities, merge keys", () => {
+    test("a value the runtime hands over as text is a string unless it is a map or list", () => {
+        assert.equal(parseConfigValue("1234"), "1234");
+        assert.equal(parseConfigValue("true"), "true");
+        assert.equal(parseConfigValue("null"), "null");
+        assert.deepEqual(parseConfigValue('{"username":"1234","port":22}'), { username: "1234", port: 22 });
+        assert.deepEqual(parseConfigValue("[1]"), [1]);
+        assert.equal(parseConfigValue("[not json"), "[not json");
+    });
+
+    test('a quoted "1234" as a CHAP user name or node name is a string; an unquoted one is named as a number', () => {
+        const doc = readStackDocument(
+            'config:\n  zcloud-storage:nodes: { "1234": { address: 10.0.0.11 } }\n  zcloud-storage:iscsi:\n    - { name: san, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap: { username: "1234", password: pw }, initiators: ["1234"] }\n  zcloud-storage:ssh: { privateKey: k }\n',
+            "f.yaml",
+        );
+        const values = Object.fromEntries(Object.entries(doc.values).map(([k, v]) => [k.replace("zcloud-storage:", ""), v]));
+        assert.deepEqual(parseStackConfig(values).errors, []);
+        const unquoted = { ...values, iscsi: [{ ...(values.iscsi as object[])[0], chap: { username: 1234, password: "pw" } }] };
+        assert.deepEqual(parseStackConfig(unquoted).errors.map(formatIssue), ["iscsi[0].chap.username: must be a string, not number 1234"]);
+    });
+
+    test(".inf, -.inf and .nan are refused by name, with their key paths", () => {
+        const text = "config:\n  zcloud-storage:iscsi:\n    - { lun: .inf, name: a }\n  zcloud-storage:lvm:\n    - { thin: { overprovisionRatio: -.inf, poolPercent: .nan } }\n";
+        assert.throws(() => readStackDocument(text, "f.yaml"), {
+            message: [
+                "f.yaml: zcloud-storage:iscsi[0].lun: .inf (infinity) is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number",
+                "f.yaml: zcloud-storage:lvm[0].thin.overprovisionRatio: -.inf (minus infinity) is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number",
+                "f.yaml: zcloud-storage:lvm[0].thin.poolPercent: .nan (not a number) is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number",
+            ].join("\n"),
+        });
+    });
+
+    test("a YAML merge key is refused: it hides keys such as wipe: true from a reviewer", () => {
+        const text = "x-defaults: &wipe { wipe: true }\nconfig:\n  zcloud-storage:lvm:\n    - name: a\n      <<: *wipe\n    - name: b\n      <<: [*wipe]\n";
+        assert.throws(() => loadBoundedYaml(text, "f.yaml"), {
+            message:
+                "f.yaml: a YAML merge key (<<) at config.zcloud-storage:lvm[0], config.zcloud-storage:lvm[1] is refused: it pulls keys in from an anchor, so a reviewer reading or grepping the file does not see them (a wipe: true, say); write the keys out",
+        });
+        assert.deepEqual(loadBoundedYaml("a: &x { b: 1 }\nc: *x\nd: 2001-12-14\n", "f.yaml"), { a: { b: 1 }, c: { b: 1 }, d: new Date("2001-12-14") }, "anchors and the other YAML types still load");
     });
 });
