@@ -59,13 +59,45 @@ export function canonicalAddress(address: string): string {
     return address.toLowerCase().replace(/\.$/, "");
 }
 
-/** An absolute path under /dev with no empty, `.` or `..` segments. */
+/**
+ * An absolute path under /dev with no empty, `.` or `..` segments, of characters a device link
+ * uses; no blank or comma (the node's device list, a node annotation the OSD drain reads,
+ * separates devices with commas).
+ */
 export function isDevicePath(value: string): boolean {
     if (!value.startsWith("/dev/") || value.endsWith("/")) {
         return false;
     }
     const segments = value.slice(1).split("/");
-    return segments.every((s) => s !== "" && s !== "." && s !== ".." && /^[A-Za-z0-9._:@+=,-]+$/.test(s));
+    return segments.every((s) => s !== "" && s !== "." && s !== ".." && /^[A-Za-z0-9._:@+=-]+$/.test(s));
+}
+
+/** Linux limits: a file name (NAME_MAX) and a path without its final NUL (PATH_MAX - 1), in bytes. */
+export const nameMax = 255;
+export const pathMax = 4095;
+
+/**
+ * udev links that name a filesystem or partition, not the disk: a wipe removes what they name,
+ * so the link vanishes and every later apply fails to find the device.
+ */
+export const contentLinkDirs: readonly string[] = ["by-uuid", "by-label", "by-partuuid", "by-partlabel"];
+
+/** The content link directory of a device path (`by-uuid`), or undefined. */
+export function contentLinkDir(value: string): string | undefined {
+    return contentLinkDirs.find((dir) => value.startsWith(`/dev/disk/${dir}/`));
+}
+
+/** The longest `/`-separated component of a path, in bytes. */
+export function longestComponentBytes(value: string): number {
+    return Math.max(...value.split("/").map((s) => Buffer.byteLength(s, "utf8")));
+}
+
+/**
+ * A CHAP user name as open-iscsi stores it: printable, without blanks (a line break would add
+ * lines such as `node.session.auth.authmethod = None` to the node's iSCSI record), at most 255.
+ */
+export function isChapUserName(value: string): boolean {
+    return value.length >= 1 && value.length <= 255 && !/[\s\x00-\x1f\x7f-\x9f]/.test(value);
 }
 
 /** Kernel names like /dev/sdb or /dev/nvme0n1 change across reboots; by-id names do not. */
@@ -90,8 +122,10 @@ export function isAbsolutePath(value: string): boolean {
  * `naa.` + 16 or 32 hex digits.
  */
 export function isIscsiName(value: string): boolean {
+    // RFC 3720 3.2.6.2: after stringprep, lowercase letters, digits, '-', '.' and ':' only. A
+    // name becomes a directory under /etc/iscsi/nodes and a script argument: no '..', '/', '$'.
     return (
-        /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[^\s]+)?$/.test(value) ||
+        (/^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[a-z0-9.:-]+)?$/.test(value) && !value.includes("..")) ||
         /^eui\.[0-9A-Fa-f]{16}$/.test(value) ||
         /^naa\.([0-9A-Fa-f]{16}|[0-9A-Fa-f]{32})$/.test(value)
     ) && value.length <= 223;

@@ -183,3 +183,66 @@ describe("messages: number-like strings, infinities, merge keys", () => {
         assert.deepEqual(loadBoundedYaml("a: &x { b: 1 }\nc: *x\nd: 2001-12-14\n", "f.yaml"), { a: { b: 1 }, c: { b: 1 }, d: new Date("2001-12-14") }, "anchors and the other YAML types still load");
     });
 });
+
+describe("strings that reach nodes: CHAP user names, IQNs, device paths", () => {
+    const iscsiWith = (over: Record<string, unknown>) => ({
+        nodes,
+        ssh,
+        iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", initiators: ["node1"], ...over }],
+    });
+    const errors = (values: Record<string, unknown>, securePaths = ["ssh.privateKey", "iscsi[0].chap.password"]) => parseStackConfig(values, { securePaths }).errors.map(formatIssue);
+    const chapUserMessage =
+        "is not a CHAP user name: 1 to 255 printable characters without blanks or line breaks (a line break would add lines to the node's iSCSI record)";
+
+    test("a CHAP user name with a line break, a blank or a control character is refused", () => {
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "k8s\nnode.session.auth.authmethod = None", password: "pw" } })), [
+            `iscsi[0].chap.username: "k8s\\nnode.session.auth.authmethod = None" ${chapUserMessage}`,
+        ]);
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "k8s user", password: "pw" } })), [`iscsi[0].chap.username: "k8s user" ${chapUserMessage}`]);
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "k8s\u0007", password: "pw" } })), [`iscsi[0].chap.username: "k8s\\u0007" ${chapUserMessage}`]);
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "x".repeat(256), password: "pw" } })).length, 1);
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "k8s-user@SITE_1", password: "pw" } })), []);
+    });
+
+    test("a CHAP password with a line break is refused without quoting it", () => {
+        assert.deepEqual(errors(iscsiWith({ chap: { username: "k8s", password: "pw\nnode.session.auth.authmethod = None" } })), [
+            "iscsi[0].chap.password: a secret string is not one line without control characters (a line break would cut it short, or add lines to the node's iSCSI record)",
+        ]);
+    });
+
+    test("an IQN outside RFC 3720's characters is refused", () => {
+        const iqnMessage =
+            "is not an iSCSI name (RFC 3720): iqn.YYYY-MM.reverse.domain[:identifier] of lowercase letters, digits, '-', '.' and ':' without '..' (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>";
+        for (const iqn of ["iqn.2003-01.org.san:../../etc", "iqn.2003-01.org.san:a/b", "iqn.2003-01.org.san:$(id)", "iqn.2003-01.org.san:*", "iqn.2003-01.org.san:SN.1", "iqn.2003-01.org.san:sn..1"]) {
+            assert.deepEqual(errors(iscsiWith({ iqn })), [`iscsi[0].iqn: ${JSON.stringify(iqn)} ${iqnMessage}`], iqn);
+        }
+        assert.deepEqual(errors(iscsiWith({ iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234:lun-0" })), []);
+    });
+
+    const lvmWith = (device: string) => ({ nodes, ssh, lvm: [{ name: "fast", hosts: { node1: [device] } }] });
+
+    test("a device path with a comma or blank, the separators of the node's device list, is refused", () => {
+        assert.deepEqual(errors(lvmWith("/dev/disk/by-id/wwn-0x1,/dev/sdc")), [
+            'lvm[0].hosts.node1[0]: "/dev/disk/by-id/wwn-0x1,/dev/sdc" contains a blank or a comma, which separate devices in the node\'s device list; use the disk\'s /dev/disk/by-id or /dev/disk/by-path link',
+        ]);
+        assert.deepEqual(errors(lvmWith("/dev/disk/by-id/wwn-0x1 x")).length, 1);
+    });
+
+    test("by-uuid, by-label, by-partuuid and by-partlabel links are refused: a wipe makes them vanish", () => {
+        for (const dir of ["by-uuid", "by-label", "by-partuuid", "by-partlabel"]) {
+            const device = `/dev/disk/${dir}/0a1b2c3d`;
+            assert.deepEqual(errors(lvmWith(device)), [
+                `lvm[0].hosts.node1[0]: "${device}" is a /dev/disk/${dir} link, which names what is on the disk, not the disk: it vanishes when the device is wiped and every later apply would fail; use the disk's /dev/disk/by-id or /dev/disk/by-path link`,
+            ]);
+        }
+    });
+
+    test("each name of a device path within NAME_MAX, the path within PATH_MAX", () => {
+        assert.deepEqual(errors(lvmWith(`/dev/disk/by-id/${"a".repeat(256)}`)), [
+            "lvm[0].hosts.node1[0]: has a name of 256 bytes between slashes; a file name has at most 255 (NAME_MAX)",
+        ]);
+        assert.deepEqual(errors(lvmWith(`/dev/disk/by-id/${"a".repeat(255)}`)), []);
+        const long = `/dev/${Array(20).fill("b".repeat(250)).join("/")}`;
+        assert.deepEqual(errors(lvmWith(long)), [`lvm[0].hosts.node1[0]: is ${long.length} bytes long; a path has at most 4095 (PATH_MAX)`]);
+    });
+});
