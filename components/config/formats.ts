@@ -59,6 +59,16 @@ export function canonicalAddress(address: string): string {
     return address.toLowerCase().replace(/\.$/, "");
 }
 
+/** `0.0.0.0`, `::` in any spelling, `::ffff:0.0.0.0`: an address that names no machine. */
+export function isUnspecifiedAddress(address: string): boolean {
+    return net.isIP(address) !== 0 && ["0.0.0.0", "::"].includes(canonicalAddress(address));
+}
+
+/** The zone of a scoped IPv6 address (`eth0` of `fe80::1%eth0`), or undefined. */
+export function ipv6Zone(address: string): string | undefined {
+    return net.isIPv6(address) && address.includes("%") ? address.slice(address.indexOf("%") + 1) : undefined;
+}
+
 /**
  * An absolute path under /dev with no empty, `.` or `..` segments, of characters a device link
  * uses; no blank or comma (the node's device list, a node annotation the OSD drain reads,

@@ -25,7 +25,28 @@ export const storageName = check(
     "must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast",
 );
 
-const address = check(f.isAddress, "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11");
+/**
+ * What is wrong with an address that is IPv4, IPv6 or a hostname by form, or undefined: the
+ * unspecified address names no machine (a connection to it reaches the local host), and a zone
+ * names an interface of one machine, which ssh_config (discover, status) cannot take.
+ */
+function reachableAddressProblem(address: string): string | undefined {
+    if (f.isUnspecifiedAddress(address)) {
+        return `${JSON.stringify(address)} is the unspecified address, which names no machine (a connection to it reaches whichever host makes it); give the machine's own address`;
+    }
+    const zone = f.ipv6Zone(address);
+    if (zone !== undefined) {
+        return `${JSON.stringify(address)} carries an IPv6 zone (%${zone}): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname`;
+    }
+    return undefined;
+}
+
+/** What is wrong with a node or bastion address, or undefined when it is fine. */
+export function addressProblem(address: string): string | undefined {
+    return f.isAddress(address) ? reachableAddressProblem(address) : "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11";
+}
+
+const address = described(addressProblem);
 
 const port = z
     .number()
@@ -126,10 +147,10 @@ export const cephfsSchema = z.strictObject({
     wipe,
 });
 
-const portal = check(
-    (v) => f.parsePortal(v) !== undefined,
-    "must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260",
-);
+const portal = described((v) => {
+    const parsed = f.parsePortal(v);
+    return parsed === undefined ? "must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260" : reachableAddressProblem(parsed.host);
+});
 
 const chapSchema = z.strictObject({
     username: check(
@@ -181,7 +202,7 @@ export function nfsMountOptionProblem(option: string): string | undefined {
 /** What is wrong with an NFS server address, or undefined when it is fine. */
 export function nfsServerProblem(server: string): string | undefined {
     if (f.isAddress(server)) {
-        return undefined;
+        return reachableAddressProblem(server);
     }
     const bracketed = /^\[(.*)\]$/.exec(server);
     if (bracketed && f.isAddress(bracketed[1])) {

@@ -246,3 +246,33 @@ describe("strings that reach nodes: CHAP user names, IQNs, device paths", () => 
         assert.deepEqual(errors(lvmWith(long)), [`lvm[0].hosts.node1[0]: is ${long.length} bytes long; a path has at most 4095 (PATH_MAX)`]);
     });
 });
+
+describe("addresses: the unspecified address, zones, IPv4-mapped forms", () => {
+    const errors = (values: Record<string, unknown>) => parseStackConfig(values, { securePaths: ["ssh.privateKey"] }).errors.map(formatIssue);
+    const unspecified = (a: string) =>
+        `${JSON.stringify(a)} is the unspecified address, which names no machine (a connection to it reaches whichever host makes it); give the machine's own address`;
+
+    test("0.0.0.0 and :: in any spelling are refused as node, bastion, portal and NFS server addresses", () => {
+        for (const a of ["0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0"]) {
+            assert.deepEqual(errors({ nodes: { node1: { address: a } } }), [`nodes.node1.address: ${unspecified(a)}`], a);
+        }
+        assert.deepEqual(errors({ nodes, ssh: { ...ssh, bastion: { host: "0.0.0.0" } } }), [`ssh.bastion.host: ${unspecified("0.0.0.0")}`]);
+        assert.deepEqual(errors({ nodes, ssh, iscsi: [{ name: "san", portals: ["[::]:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", initiators: ["node1"] }] }), [
+            `iscsi[0].portals[0]: ${unspecified("::")}`,
+        ]);
+        assert.deepEqual(errors({ nfs: [{ name: "nfs", server: "0.0.0.0", path: "/e" }] }), [`nfs[0].server: ${unspecified("0.0.0.0")}`]);
+    });
+
+    test("an IPv6 zone id is refused: it names an interface of one machine and ssh_config cannot take it", () => {
+        assert.deepEqual(errors({ nodes: { node1: { address: "fe80::1%eth0" } } }), [
+            'nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname',
+        ]);
+        assert.deepEqual(errors({ nodes, ssh, iscsi: [{ name: "san", portals: ["[fe80::1%eth0]:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", initiators: ["node1"] }] }).length, 1);
+    });
+
+    test("an IPv4-mapped IPv6 address is one endpoint with its IPv4 form", () => {
+        assert.deepEqual(errors({ nodes: { node1: { address: "10.0.0.11" }, node2: { address: "::ffff:10.0.0.11" } } }), [
+            "nodes.node2.address: ::ffff:10.0.0.11 reaches the same SSH endpoint as nodes.node1 (10.0.0.11 port 22); one machine under two node names could have one disk claimed twice, so give each node its own address",
+        ]);
+    });
+});
