@@ -205,3 +205,43 @@ export const nfsVersions: ReadonlySet<string> = new Set(["3", "4", "4.0", "4.1",
 export function isKubeconfigContent(kubeconfig: string): boolean {
     return /\n/.test(kubeconfig) || /^\s*[{]/.test(kubeconfig) || /^\s*apiVersion\s*:/.test(kubeconfig);
 }
+
+/** An iSCSI name as initiators compare it (RFC 3722 stringprep folds case). */
+export function canonicalIscsiName(name: string): string {
+    return name.toLowerCase();
+}
+
+/** One LUN of one target, whatever portal reaches it: `iscsi <iqn> lun <n>`. */
+export function iscsiLunKey(iqn: string, lun: number): string {
+    return `iscsi ${canonicalIscsiName(iqn)} lun ${lun}`;
+}
+
+export interface SharedDevice {
+    /** One key per device, whichever node or path names it. */
+    key: string;
+    /** What it is, for messages: `LUN 0 of iSCSI target iqn...`, `a device-mapper (multipath) device`. */
+    what: string;
+}
+
+/**
+ * A device path that names a device several machines can see (a SAN LUN, a multipath map, a
+ * world-wide name), or undefined for a path that names a node's own disk. Such a path on two
+ * nodes is one device: the second node would adopt or wipe the first one's volume group.
+ */
+export function sharedDevice(path: string): SharedDevice | undefined {
+    const iscsi = /^\/dev\/disk\/by-path\/.*-iscsi-(.+)-lun-(\d+)$/.exec(path);
+    if (iscsi) {
+        return { key: iscsiLunKey(iscsi[1], Number(iscsi[2])), what: `LUN ${Number(iscsi[2])} of iSCSI target ${canonicalIscsiName(iscsi[1])}` };
+    }
+    const fc = /^\/dev\/disk\/by-path\/.*-fc-(0x[0-9a-fA-F]+)-lun-(\d+)$/.exec(path);
+    if (fc) {
+        return { key: `fc ${fc[1].toLowerCase()} lun ${Number(fc[2])}`, what: `LUN ${Number(fc[2])} of Fibre Channel port ${fc[1].toLowerCase()}` };
+    }
+    if (/^\/dev\/(mapper\/|dm-\d+$|disk\/by-id\/dm-)/.test(path)) {
+        return { key: `path ${path}`, what: "a device-mapper (multipath) device" };
+    }
+    if (/^\/dev\/disk\/by-id\/(wwn-|scsi-3|nvme-eui\.)/.test(path)) {
+        return { key: `path ${path.toLowerCase()}`, what: "a device with a world-wide name" };
+    }
+    return undefined;
+}

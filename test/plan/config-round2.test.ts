@@ -124,3 +124,21 @@ describe("messages: number-like strings, infinities, merge keys", () => {
         assert.match(r.stderr, /Pulumi\.inf\.yaml: zcloud-storage:iscsi\[0\]\.lun: \.inf \(infinity\) is not a number a config value can hold/);
     });
 });
+
+describe("one shared LUN claimed twice", () => {
+    test("a second iscsi storage with wipe: true on the first one's LUN fails the PR plan", async () => {
+        const san = (name: string, node: string, extra: Record<string, unknown> = {}) => ({ name, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", lun: 0, initiators: [node], ...extra });
+        const file = writeStack("lun", stack({ "zcloud-storage:ssh": baseConfig.ssh, "zcloud-storage:nodes": baseConfig.nodes, "zcloud-storage:iscsi": [san("san-a", "node1"), san("san-b", "node2", { wipe: true })] }));
+        const r = await plan(file, "--diff", good);
+        assert.equal(r.code, 1, r.stdout);
+        assert.equal(r.stdout, "");
+        assert.equal(
+            r.stderr.slice(r.stderr.indexOf(": ") + 2),
+            [
+                "zcloud-storage config has 1 error; nothing was changed:",
+                "  - iscsi[1].lun: LUN 0 of iqn.2003-01.org.linux-iscsi.san:sn.1234 is already the LUN of iscsi[0] (san-a); two storages on one LUN would each create, adopt or wipe its shared volume group, so give each storage its own LUN",
+                "",
+            ].join("\n"),
+        );
+    });
+});

@@ -276,3 +276,70 @@ describe("addresses: the unspecified address, zones, IPv4-mapped forms", () => {
         ]);
     });
 });
+
+describe("one shared LUN claimed twice", () => {
+    const three = { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" }, node3: { address: "10.0.0.13" } };
+    const errors = (values: Record<string, unknown>) => parseStackConfig({ nodes: three, ssh, ...values }, { securePaths: ["ssh.privateKey"] }).errors.map(formatIssue);
+    const san = (name: string, iqn: string, lun: number, initiators: string[], portals = ["10.0.0.50:3260"]) => ({ name, portals, iqn, lun, initiators });
+
+    test("two iscsi storages on one target LUN are refused, whatever portal or IQN case they write", () => {
+        assert.deepEqual(
+            errors({
+                iscsi: [
+                    san("san-a", "iqn.2003-01.org.linux-iscsi.san:sn.1234", 0, ["node1"]),
+                    san("san-b", "iqn.2003-01.org.linux-iscsi.san:sn.1234", 0, ["node2"], ["10.0.0.51:3260"]),
+                    san("san-c", "iqn.2003-01.org.linux-iscsi.san:sn.1234", 1, ["node3"]),
+                ],
+            }),
+            [
+                "iscsi[1].lun: LUN 0 of iqn.2003-01.org.linux-iscsi.san:sn.1234 is already the LUN of iscsi[0] (san-a); two storages on one LUN would each create, adopt or wipe its shared volume group, so give each storage its own LUN",
+            ],
+        );
+        const eui = errors({ iscsi: [san("san-a", "eui.02004567A425678D", 3, ["node1"]), san("san-b", "eui.02004567a425678d", 3, ["node2"])] });
+        assert.deepEqual(eui, [
+            "iscsi[1].lun: LUN 3 of eui.02004567a425678d is already the LUN of iscsi[0] (san-a); two storages on one LUN would each create, adopt or wipe its shared volume group, so give each storage its own LUN",
+        ]);
+    });
+
+    const tail = "; a device that several machines see belongs to one node's volume group or OSD, or this node would adopt or wipe that data (an iscsi storage shares a LUN between nodes safely)";
+
+    test("an iSCSI LUN path on two nodes of lvm storages is refused, whatever portal reaches it", () => {
+        const lun = (portal: string) => `/dev/disk/by-path/ip-${portal}-iscsi-iqn.2003-01.org.linux-iscsi.san:sn.1234-lun-0`;
+        assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: [lun("10.0.0.50:3260")] } }, { name: "b", hosts: { node2: [lun("10.0.0.51:3260")] } }] }), [
+            `lvm[1].hosts.node2[0]: ${lun("10.0.0.51:3260")} is LUN 0 of iSCSI target iqn.2003-01.org.linux-iscsi.san:sn.1234, which lvm[0].hosts.node1[0] already claims on node1${tail}`,
+        ]);
+    });
+
+    test("a multipath device or a world-wide name on two nodes of one cephfs storage is refused", () => {
+        assert.deepEqual(
+            errors({
+                cephfs: [
+                    {
+                        name: "fs",
+                        hosts: {
+                            node1: ["/dev/mapper/mpatha", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"],
+                            node2: ["/dev/mapper/mpatha", "/dev/disk/by-id/dm-uuid-mpath-3600a0b80"],
+                            node3: ["/dev/disk/by-id/wwn-0x5000C500A1B2C3D4", "/dev/disk/by-id/dm-uuid-mpath-3600a0b80"],
+                        },
+                    },
+                ],
+            }),
+            [
+                `cephfs[0].hosts.node2[0]: /dev/mapper/mpatha is a device-mapper (multipath) device, which cephfs[0].hosts.node1[0] already claims on node1${tail}`,
+                `cephfs[0].hosts.node3[0]: /dev/disk/by-id/wwn-0x5000C500A1B2C3D4 is a device with a world-wide name, which cephfs[0].hosts.node1[1] already claims on node1${tail}`,
+                `cephfs[0].hosts.node3[1]: /dev/disk/by-id/dm-uuid-mpath-3600a0b80 is a device-mapper (multipath) device, which cephfs[0].hosts.node2[1] already claims on node2${tail}`,
+            ],
+        );
+    });
+
+    test("an lvm storage on the LUN of an iscsi storage is refused, even on one node", () => {
+        const lun = "/dev/disk/by-path/ip-10.0.0.50:3260-iscsi-iqn.2003-01.org.linux-iscsi.san:sn.1234-lun-2";
+        assert.deepEqual(errors({ iscsi: [san("san", "iqn.2003-01.org.linux-iscsi.san:sn.1234", 2, ["node2"])], lvm: [{ name: "a", hosts: { node1: [lun] } }] }), [
+            `lvm[0].hosts.node1[0]: ${lun} is LUN 2 of iSCSI target iqn.2003-01.org.linux-iscsi.san:sn.1234, which iscsi[0] (san) holds its shared volume group on${tail}`,
+        ]);
+    });
+
+    test("node-local paths repeat across nodes freely", () => {
+        assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"], node2: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"] } }] }), []);
+    });
+});
