@@ -59,7 +59,7 @@ describe("item 2: secret leaves are checked one by one", () => {
     });
 
     test("a clear CHAP password is refused although the sibling storage's is secure:", () => {
-        const iscsi = (i: number) => ({ name: `san${i}`, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap: { username: "k8s", password: `pw${i}` }, initiators: [`node${i}`] });
+        const iscsi = (i: number) => ({ name: `san${i}`, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", lun: i, chap: { username: "k8s", password: `pw${i}` }, initiators: [`node${i}`] });
         assert.deepEqual(errorsOf({ nodes, ssh, iscsi: [iscsi(1), iscsi(2)] }, ["ssh.privateKey", "iscsi[0].chap.password"]), [
             "iscsi[1].chap.password: is stored in clear text; set it as a secret: pulumi config set --secret --path iscsi[1].chap.password (read the value from a file or stdin, not the command line)",
         ]);
