@@ -1,6 +1,10 @@
 // Hardening, round 2 (issue 19), the config contract's part: each hostile or careless input is
 // refused with the exact message docs/validation.md shows.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { formatIssue } from "../../components/config/errors";
 import { canonicalConfigKey, foldedKeyCollisions, parseFullConfig } from "../../components/config/namespaces";
@@ -341,5 +345,42 @@ describe("one shared LUN claimed twice", () => {
 
     test("node-local paths repeat across nodes freely", () => {
         assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"], node2: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"] } }] }), []);
+    });
+});
+
+describe("the program refuses folded twins among the keys the language host hands it", () => {
+    test("PULUMI_CONFIG with zcloud-storage:lvm and zcloud-storage:config:lvm fails before anything is registered", () => {
+        const root = path.join(__dirname, "../..");
+        const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-rawkeys-"));
+        try {
+            const script = `
+                const pulumi = require("@pulumi/pulumi");
+                pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: (a) => a.inputs }, "zcloud-storage", "site", false).then(() => {
+                    process.chdir(${JSON.stringify(cwd)});
+                    const { loadStackConfig } = require(${JSON.stringify(path.join(root, "components/config/load.ts"))});
+                    try { loadStackConfig(); process.stdout.write("loaded"); } catch (e) { process.stdout.write(e.message); }
+                });
+            `;
+            const env = {
+                ...process.env,
+                PULUMI_CONFIG: JSON.stringify({
+                    "zcloud-storage:nodes": JSON.stringify(nodes),
+                    "zcloud-storage:lvm": JSON.stringify([{ name: "local-fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x5001"] } }]),
+                    "zcloud-storage:config:lvm": "[]",
+                    "zcloud-storage:ssh": JSON.stringify(ssh),
+                }),
+                PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["zcloud-storage:ssh"]),
+            };
+            const out = execFileSync(process.execPath, ["--import", "tsx", "-e", script], { cwd: root, env, encoding: "utf8", timeout: 60_000 });
+            assert.equal(
+                out,
+                [
+                    "zcloud-storage config has 1 error; nothing was changed:",
+                    "  - zcloud-storage:config:lvm: is the same key as zcloud-storage:lvm (Pulumi reads both as zcloud-storage:lvm), so one value would silently replace the other; keep only one of them",
+                ].join("\n"),
+            );
+        } finally {
+            fs.rmSync(cwd, { recursive: true, force: true });
+        }
     });
 });
