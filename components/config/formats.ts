@@ -226,18 +226,21 @@ export interface SharedDevice {
 /**
  * A device path that names a device several machines can see (a SAN LUN, a multipath map, a
  * world-wide name), or undefined for a path that names a node's own disk. Such a path on two
- * nodes is one device: the second node would adopt or wipe the first one's volume group.
+ * nodes is one device: the second node would adopt or wipe the first one's volume group. A
+ * partition of a LUN counts as the LUN. A node-local device-mapper device goes by its
+ * `/dev/disk/by-id/dm-uuid-...` link, which differs between nodes.
  */
 export function sharedDevice(path: string): SharedDevice | undefined {
-    const iscsi = /^\/dev\/disk\/by-path\/.*-iscsi-(.+)-lun-(\d+)$/.exec(path);
+    const iscsi = /^\/dev\/disk\/by-path\/.*-iscsi-(.+)-lun-(\d+)(?:-part\d+)?$/.exec(path);
     if (iscsi) {
         return { key: iscsiLunKey(iscsi[1], Number(iscsi[2])), what: `LUN ${Number(iscsi[2])} of iSCSI target ${canonicalIscsiName(iscsi[1])}` };
     }
-    const fc = /^\/dev\/disk\/by-path\/.*-fc-(0x[0-9a-fA-F]+)-lun-(\d+)$/.exec(path);
+    const fc = /^\/dev\/disk\/by-path\/.*-fc-(0x[0-9a-fA-F]+)-lun-(\d+)(?:-part\d+)?$/.exec(path);
     if (fc) {
         return { key: `fc ${fc[1].toLowerCase()} lun ${Number(fc[2])}`, what: `LUN ${Number(fc[2])} of Fibre Channel port ${fc[1].toLowerCase()}` };
     }
-    if (/^\/dev\/(mapper\/|dm-\d+$|disk\/by-id\/dm-)/.test(path)) {
+    // Not /dev/dm-N: kernel numbers are per node, so one on two nodes is two devices.
+    if (/^\/dev\/(mapper\/|disk\/by-id\/dm-)/.test(path)) {
         return { key: `path ${path}`, what: "a device-mapper (multipath) device" };
     }
     if (/^\/dev\/disk\/by-id\/(wwn-|scsi-3|nvme-eui\.)/.test(path)) {

@@ -344,7 +344,15 @@ describe("one shared LUN claimed twice", () => {
     });
 
     test("node-local paths repeat across nodes freely", () => {
-        assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"], node2: ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"] } }] }), []);
+        const local = ["/dev/sdb", "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", "/dev/dm-3"];
+        assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: local, node2: local } }] }), []);
+    });
+
+    test("a partition of a shared LUN counts as the LUN", () => {
+        const lun = "/dev/disk/by-path/ip-10.0.0.50:3260-iscsi-iqn.2003-01.org.linux-iscsi.san:sn.1234-lun-0";
+        assert.deepEqual(errors({ lvm: [{ name: "a", hosts: { node1: [`${lun}-part1`], node2: [`${lun}-part2`] } }] }), [
+            `lvm[0].hosts.node2[0]: ${lun}-part2 is LUN 0 of iSCSI target iqn.2003-01.org.linux-iscsi.san:sn.1234, which lvm[0].hosts.node1[0] already claims on node1${tail}`,
+        ]);
     });
 });
 
