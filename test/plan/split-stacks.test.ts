@@ -7,6 +7,7 @@ import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { expectationNote } from "../../components/stack";
 import { diffPlans } from "../../tools/plan/diff";
+import { changeNotes } from "../../tools/plan/notes";
 import { PlanRun, PlannedResource, baseConfig, planValues, planYaml, resourceNamed, resourcesOfType } from "../helpers/plan";
 
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
@@ -168,5 +169,20 @@ describe("existing stacks do not change", () => {
         assert.equal(after.error, undefined, after.error?.message);
         assert.deepEqual(diffPlans(before.resources, after.resources), []);
         assert.deepEqual(after.resources.map((r) => [r.urn, r.dependencies]), before.resources.map((r) => [r.urn, r.dependencies]));
+    });
+});
+
+describe("the owner set to external by mistake", () => {
+    test("--diff deletes only the Namespace and the drivers, and says under the Namespace what that deletes", async () => {
+        const flipped = await planValues({ ...oneStack, sharedResources: "external" });
+        assert.equal(flipped.error, undefined, flipped.error?.message);
+        const changes = diffPlans(runs.oneStack.resources, flipped.resources);
+        assert.deepEqual([...new Set(changes.map((c) => c.kind))], ["delete"]);
+        const deleted = new Set(changes.map((c) => key(c.resource)));
+        assert.deepEqual([...deleted].sort(), runs.owner.resources.filter((r) => r.type !== "pulumi:pulumi:Stack").map(key).sort());
+        const namespace = changes.find((c) => c.resource.type === "kubernetes:core/v1:Namespace")!;
+        assert.deepEqual(changeNotes(namespace), [
+            "pulumi up deletes the Namespace zcloud-storage with everything in it, including the daemons and Secrets of storages that other stacks deploy there (sharedResources: external); remove those storages first, and never set sharedResources: external on the stack that owns the Namespace (docs/splitting-stacks.md).",
+        ]);
     });
 });
