@@ -186,3 +186,20 @@ describe("the owner set to external by mistake", () => {
         ]);
     });
 });
+
+describe("the example split of stacks/Pulumi.prod.yaml", () => {
+    test("prod-pool-a plans prod's local-fast resources with the same inputs, and prod-shared its Namespace and NFS storage", async () => {
+        const [prod, shared, poolA] = await Promise.all(["prod", "prod-shared", "prod-pool-a"].map((s) => planYaml(fs.readFileSync(`stacks/Pulumi.${s}.yaml`, "utf8"))));
+        for (const run of [prod, shared, poolA]) {
+            assert.equal(run.error, undefined, run.error?.message);
+        }
+        const inProd = new Map(prod.resources.map((r) => [key(r), r]));
+        const sameAsProd = (run: PlanRun, r: PlannedResource) => assert.deepEqual(r.inputs, inProd.get(key(r))?.inputs, key(r));
+        const poolResources = poolA.resources.filter((r) => r.type !== "pulumi:pulumi:Stack");
+        assert.equal(poolResources.length, 11);
+        poolResources.forEach((r) => sameAsProd(poolA, r));
+        const sharedStorage = shared.resources.filter((r) => ["kubernetes:core/v1:Namespace", "zcloud:storage:NfsStorage", STORAGE_CLASS].includes(r.type));
+        assert.deepEqual(sharedStorage.map(key).sort(), ["kubernetes:core/v1:Namespace namespace", `${STORAGE_CLASS} shared-nfs-storageclass`, "zcloud:storage:NfsStorage shared-nfs"]);
+        sharedStorage.forEach((r) => sameAsProd(shared, r));
+    });
+});
