@@ -90,7 +90,7 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         // One generic path for every type; each definition is type-checked where it is written.
         const def = definition as unknown as DefinitionOfAnyType;
         const storages = model[type] as Array<{ name: string }>;
-        const listed = (model.drivers ?? []).includes(type as never);
+        const listed = model.drivers?.some((d) => d === type) ?? false;
         const { shared, components } = storages.length > 0 || listed ? deployType(def, storages, ctx, external) : { shared: undefined, components: [] };
         if (external && storages.length > 0) {
             expectedDrivers.push((shared as CsiDriverRef).driverName);
