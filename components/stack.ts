@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { cephFsStorageType } from "./cephfs/storageType";
 import { ConfigIssue, ConfigValidationError } from "./config/errors";
 import { StackModel } from "./config/model";
+import { CsiDriverRef } from "./k8s/driverRef";
 import { storageNamespace } from "./k8s/namespace";
 import { lvmStorageType } from "./lvm/storageType";
 import { iscsiStorageType } from "./iscsi/storageType";
@@ -58,14 +59,19 @@ function checkTypes(model: StackModel): void {
     }
 }
 
-/** Turns a validated model into resources: namespace, then per type its shared driver and one component per storage. */
+/**
+ * Turns a validated model into resources: namespace, then per type its shared driver and one
+ * component per storage. With `sharedResources: external` the namespace and the drivers belong to
+ * another stack: nothing of them is registered, storages refer to them by name.
+ */
 export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
     checkTypes(model);
-    const namespace = storageNamespace(model.namespace, opts);
+    const external = model.sharedResources === "external";
+    const namespace = external ? pulumi.output(model.namespace) : storageNamespace(model.namespace, opts).metadata.name;
     const ssh = sshSettings(model);
     const ctx: DeployContext = {
         model,
-        namespace: namespace.metadata.name,
+        namespace,
         imageRegistry: model.imageRegistry,
         opts,
         ssh: () => {
@@ -77,13 +83,18 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         },
     };
     const storageClasses: Record<string, pulumi.Output<string>> = {};
-    const deployed: Record<string, unknown> = { namespace: namespace.metadata.name, storageClasses, outputs: {} };
+    const deployed: Record<string, unknown> = { namespace, storageClasses, outputs: {} };
+    const expectedDrivers: string[] = [];
     const outputs = deployed.outputs as Record<string, Record<string, unknown>>;
     for (const [type, definition] of Object.entries(storageTypes) as Array<[keyof Registry, Registry[keyof Registry]]>) {
         // One generic path for every type; each definition is type-checked where it is written.
         const def = definition as unknown as DefinitionOfAnyType;
         const storages = model[type] as Array<{ name: string }>;
-        const components = storages.length > 0 ? deployType(def, storages, ctx) : [];
+        const listed = model.drivers?.some((d) => d === type) ?? false;
+        const { shared, components } = storages.length > 0 || listed ? deployType(def, storages, ctx, external) : { shared: undefined, components: [] };
+        if (external && storages.length > 0) {
+            expectedDrivers.push((shared as CsiDriverRef).driverName);
+        }
         outputs[type] = {};
         components.forEach((c, i) => {
             storageClasses[storages[i].name] = c.storageClassName;
@@ -91,18 +102,33 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         });
         deployed[type] = components;
     }
+    if (external) {
+        // The preview and the offline plan say what this stack needs from the owning stack.
+        pulumi.log.warn(expectationNote(model.namespace, expectedDrivers));
+    }
     return deployed as DeployedStorages;
+}
+
+/** What a stack with `sharedResources: external` needs to exist before its `pulumi up`. */
+export function expectationNote(namespace: string, driverNames: string[]): string {
+    const drivers = driverNames.length > 0 ? ` and the CSI driver${driverNames.length === 1 ? "" : "s"} ${driverNames.join(", ")}` : "";
+    return `sharedResources: external: this stack creates no Namespace and no CSI driver; it expects the Namespace ${namespace}${drivers}, deployed by the stack that owns the shared resources (pulumi up that stack first)`;
 }
 
 type AnyComponent = { storageClassName: pulumi.Output<string> };
 interface DefinitionOfAnyType {
     check?(storages: unknown[], model: StackModel): ConfigIssue[];
     shared(storages: unknown[], ctx: DeployContext): unknown;
+    external?(ctx: DeployContext): unknown;
     component(storage: unknown, index: number, shared: unknown, ctx: DeployContext): AnyComponent;
     outputs(component: AnyComponent): Record<string, pulumi.Input<unknown>>;
 }
 
-function deployType(def: DefinitionOfAnyType, storages: unknown[], ctx: DeployContext): AnyComponent[] {
-    const shared = def.shared(storages, ctx);
-    return storages.map((s, i) => def.component(s, i, shared, ctx));
+function deployType(def: DefinitionOfAnyType, storages: unknown[], ctx: DeployContext, external: boolean): { shared: unknown; components: AnyComponent[] } {
+    if (external && !def.external) {
+        // Validation refuses such storages with its reason; reaching here means the model was built by hand.
+        throw new Error("this storage type cannot be deployed without its driver (sharedResources: external)");
+    }
+    const shared = external ? def.external!(ctx) : def.shared(storages, ctx);
+    return { shared, components: storages.map((s, i) => def.component(s, i, shared, ctx)) };
 }

@@ -17,13 +17,20 @@ export type StorageConfigOf<K extends StorageType> = StackModel[K][number];
 
 /**
  * One storage type in one place (its folder): the shared pieces built once when the config has
- * any storage of the type, one component per storage, and the stack outputs of a component.
+ * any storage of the type (or lists the type in `drivers`), one component per storage, and the
+ * stack outputs of a component.
  */
 export interface StorageTypeDefinition<K extends StorageType, Shared, Component extends { storageClassName: pulumi.Output<string> }> {
     type: K;
     /** Problems only the type can see, reported with the config's errors before any resource. */
     check?(storages: StackModel[K], model: StackModel): ConfigIssue[];
     shared(storages: StackModel[K], ctx: DeployContext): Shared;
+    /**
+     * The same for a stack whose shared resources another stack owns (`sharedResources: external`):
+     * refers to that stack's driver by name and registers nothing. A type without it cannot be split
+     * off (config validation refuses its storages in such a stack).
+     */
+    external?(ctx: DeployContext): Shared;
     component(storage: StorageConfigOf<K>, index: number, shared: Shared, ctx: DeployContext): Component;
     outputs(component: Component): Record<string, pulumi.Input<unknown>>;
 }

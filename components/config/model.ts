@@ -4,6 +4,8 @@
  * strings here; the program wraps them with pulumi.secret before they reach any resource.
  */
 
+import type { SharableDriverType, SharedResources } from "./sharing";
+
 export type StorageType = "lvm" | "cephfs" | "iscsi" | "nfs";
 
 /** Node name -> device paths exactly as declared. */
@@ -89,6 +91,10 @@ export interface NfsConfig extends StorageBase {
 
 export interface StackModel {
     namespace: string;
+    /** Absent: owned, the stack deploys the Namespace and the drivers of its types (docs/splitting-stacks.md). */
+    sharedResources?: SharedResources;
+    /** Types whose driver an owning stack deploys even without a storage of the type. */
+    drivers?: SharableDriverType[];
     imageRegistry?: string;
     ssh?: SshConfig;
     nodes: Record<string, NodeConfig>;

@@ -3,6 +3,7 @@ import { ConfigIssue, keyPath } from "./errors";
 import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
 import { allRules, configWarnings } from "./rules";
+import { SharableDriverType, sharingIssues, sharingWarnings } from "./sharing";
 import { StackParsed, cephfsSchema, iscsiSchema, lvmSchema, nfsSchema, nodeSchema, stackSchema } from "./schema";
 import { didYouMean } from "./suggest";
 
@@ -140,7 +141,7 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
             issues.push(unknownKeyIssue([], key, allowed));
         }
     }
-    const section = <K extends "namespace" | "imageRegistry" | "ssh">(key: K) =>
+    const section = <K extends "namespace" | "imageRegistry" | "ssh" | "sharedResources" | "drivers">(key: K) =>
         parseWith(shape[key] as z.ZodType, values[key], [key], ctx) as z.output<(typeof shape)[K]> | undefined;
     const nodes: StackParsed["nodes"] = ownRecord([]);
     // Every name under nodes, valid entry or not: an invalid entry is reported once, by itself.
@@ -182,8 +183,15 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
         ssh: section("ssh"),
         nodes,
         ...lists,
+        // Only when set: a stack without these keys parses to the same model as before they existed.
+        ...present("sharedResources", section("sharedResources")),
+        ...present("drivers", section("drivers")),
     };
     return { parsed, declaredNodes };
+}
+
+function present<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+    return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 }
 
 /**
@@ -228,7 +236,16 @@ function toModel(c: StackParsed): StackModel {
         hostKeys: ownRecord(Object.entries(c.ssh.hostKeys)),
         bastion: c.ssh.bastion && { ...c.ssh.bastion, user: c.ssh.bastion.user ?? c.ssh.user },
     };
-    return { ...c, nodes: ownRecord(Object.entries(c.nodes)), lvm: c.lvm.map(hosts), ssh, cephfs, iscsi };
+    const { drivers, ...rest } = c;
+    return {
+        ...rest,
+        ...present("drivers", drivers as SharableDriverType[] | undefined),
+        nodes: ownRecord(Object.entries(c.nodes)),
+        lvm: c.lvm.map(hosts),
+        ssh,
+        cephfs,
+        iscsi,
+    };
 }
 
 /**
@@ -247,6 +264,7 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
     for (const rule of allRules) {
         errors.push(...rule(parsed, { declaredNodes }));
     }
+    errors.push(...sharingIssues(parsed));
     if (securePaths) {
         errors.push(...securePaths.flatMap((path) => {
             const message = secureValueProblem(path);
@@ -259,6 +277,6 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
     // Rules quote names and paths; none of them may carry a secret's text.
     const secrets = secrecy.secretStrings(values);
     const scrubbed = (issues: ConfigIssue[]) => issues.map((i) => ({ ...i, message: scrub(i.message, secrets) }));
-    const warnings = scrubbed(configWarnings(parsed));
+    const warnings = scrubbed([...configWarnings(parsed), ...sharingWarnings(parsed)]);
     return errors.length > 0 ? { errors: scrubbed(errors), warnings } : { model: toModel(parsed), errors, warnings };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import * as f from "./formats";
 import { defaultNamespace } from "./model";
+import { driversSchema, sharedResourcesSchema } from "./sharing";
 import { didYouMean } from "./suggest";
 
 /**
@@ -251,6 +252,8 @@ export const stackSchema = z.strictObject({
     cephfs: z.array(cephfsSchema).default([]),
     iscsi: z.array(iscsiSchema).default([]),
     nfs: z.array(nfsSchema).default([]),
+    sharedResources: sharedResourcesSchema.optional(),
+    drivers: driversSchema.optional(),
 });
 
 export type StackInput = z.input<typeof stackSchema>;

@@ -5,6 +5,7 @@ import { csiProvisionerRules, leaderElectionRules, serviceAccountWithRoles } fro
 import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume } from "../k8s/workloads";
 import { storageLabelKey } from "../naming";
 import { sanlockIoTimeout } from "./commands";
+import { CsiDriverRef } from "../k8s/driverRef";
 
 export const sanlockDriverName = "csi-sanlock-lvm.csi.vleo.net";
 
@@ -42,8 +43,12 @@ const onInitiators = {
  * socket on the same host (the driver forwards controller work over its on-disk RPC volumes).
  * Written from the upstream v0.4.6 manifests' facts with current sidecars and least privilege.
  */
-export class CsiSanlockLvm extends pulumi.ComponentResource {
+export class CsiSanlockLvm extends pulumi.ComponentResource implements CsiDriverRef {
     public readonly controller: k8s.apps.v1.Deployment;
+    /** Its StorageClasses wait for the controller, the provisioner. */
+    public get ready(): pulumi.Resource[] {
+        return [this.controller];
+    }
     public readonly nodePlugin: k8s.apps.v1.DaemonSet;
     public readonly driverName = sanlockDriverName;
     public readonly namespace: pulumi.Output<string>;

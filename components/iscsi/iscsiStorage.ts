@@ -3,8 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeStorageLabel } from "../node/nodeCommand";
 import { storageClass } from "../k8s/storageClass";
+import { CsiDriverRef } from "../k8s/driverRef";
 import { chapStdin, iscsiInitiatorCommands, iscsiVgCommands, iscsiVolumeGroup, parseVgReport } from "./commands";
-import { CsiSanlockLvm } from "./csiSanlockLvm";
 
 export interface IscsiStorageArgs {
     /** `host:port` of every portal to the target; several portals are paths to one LUN (multipath). */
@@ -18,8 +18,8 @@ export interface IscsiStorageArgs {
     /** Node name -> SSH endpoint, for every initiator. */
     nodes: Record<string, NodeAddress>;
     ssh: SshSettings;
-    /** The shared csi-sanlock-lvm installation. */
-    driver: CsiSanlockLvm;
+    /** The shared csi-sanlock-lvm installation (deployed by this stack or another). */
+    driver: CsiDriverRef;
     isDefault?: boolean;
     /** Allow wiping a LUN that carries signatures or another VG. */
     wipe?: boolean;
@@ -100,7 +100,7 @@ export class IscsiStorage extends pulumi.ComponentResource {
                 volumeBindingMode: "WaitForFirstConsumer",
                 allowedTopologies: [{ matchLabelExpressions: [{ key: storageLabelKey("iscsi"), values: [name] }] }],
             },
-            { ...child, dependsOn: [args.driver.controller, this.vgCommand, ...labels] },
+            { ...child, dependsOn: [...args.driver.ready, this.vgCommand, ...labels] },
         );
 
         this.storageClassName = sc.metadata.name;

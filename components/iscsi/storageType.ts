@@ -1,7 +1,8 @@
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
+import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
 import { defineStorageType } from "../storageType";
-import { CsiSanlockLvm } from "./csiSanlockLvm";
+import { CsiSanlockLvm, sanlockDriverName } from "./csiSanlockLvm";
 import { hostIdClashes } from "./hostId";
 import { IscsiStorage } from "./iscsiStorage";
 
@@ -23,7 +24,9 @@ export const iscsiStorageType = defineStorageType({
                 message: `${message}; the driver's lock daemon derives it from the node address (low 11 bits): pick initiators whose addresses differ there`,
             })),
         ]),
-    shared: (_storages, ctx) => new CsiSanlockLvm("csi-sanlock-lvm", { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts),
+    shared: (_storages, ctx) =>
+        new CsiSanlockLvm("csi-sanlock-lvm", { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
+    external: (ctx) => externalDriver(sanlockDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new IscsiStorage(
             s.name,

@@ -8,9 +8,9 @@ import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, n
 import { hostDevMount, hostDevVolume, mount, hostPathVolume, nodeDaemonSet, privileged } from "../k8s/workloads";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { storageClass } from "../k8s/storageClass";
+import { CsiDriverRef } from "../k8s/driverRef";
 import { lvmApplyCommand, lvmReleaseCommand } from "./commands";
 import { lvmdCommand, lvmdConfig, lvmdConfigDir, lvmdSocketDir, thinPoolName } from "./lvmd";
-import { TopolvmDriver } from "./topolvm";
 
 const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
 
@@ -20,8 +20,8 @@ export interface LvmStorageArgs {
     /** Node name -> SSH endpoint, for every node in `hosts`. */
     nodes: Record<string, NodeAddress>;
     ssh: SshSettings;
-    /** The shared TopoLVM driver (one per cluster, shared by all LVM storages). */
-    driver: TopolvmDriver;
+    /** The shared TopoLVM driver (one per cluster, shared by all LVM storages; deployed by this stack or another). */
+    driver: CsiDriverRef;
     /** Make this the cluster's default StorageClass. */
     isDefault?: boolean;
     /** Allow wiping devices that carry old filesystem or partition-table signatures. */
@@ -123,7 +123,7 @@ export class LvmStorage extends pulumi.ComponentResource {
                 volumeBindingMode: "WaitForFirstConsumer",
             },
             // Created after (and deleted before) the provisioner and this storage's lvmd.
-            { ...child, dependsOn: [args.driver.controller, lvmd] },
+            { ...child, dependsOn: [...args.driver.ready, lvmd] },
         );
 
         if (args.thin?.snapshots) {
@@ -136,7 +136,7 @@ export class LvmStorage extends pulumi.ComponentResource {
                     driver: args.driver.driverName,
                     deletionPolicy: "Delete",
                 },
-                { ...child, dependsOn: [args.driver.controller] },
+                { ...child, dependsOn: [...args.driver.ready] },
             );
         }
 

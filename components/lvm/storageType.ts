@@ -1,6 +1,7 @@
+import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
 import { defineStorageType } from "../storageType";
 import { LvmStorage } from "./lvmStorage";
-import { TopolvmDriver } from "./topolvm";
+import { TopolvmDriver, topolvmDriverName } from "./topolvm";
 
 /** LVM: one shared TopoLVM driver, one LvmStorage (device class) per storage. */
 export const lvmStorageType = defineStorageType({
@@ -10,7 +11,8 @@ export const lvmStorageType = defineStorageType({
             "topolvm",
             { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: storages.some((s) => s.thin?.snapshots) },
             ctx.opts,
-        ),
+        ) as CsiDriverRef,
+    external: (ctx) => externalDriver(topolvmDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new LvmStorage(
             s.name,

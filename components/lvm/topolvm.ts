@@ -5,6 +5,7 @@ import { labelDomain, storageLabelKey } from "../naming";
 import { controllerDeployment, csiSidecar, downwardEnv, hostDevMount, hostDevVolume, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume, unprivileged } from "../k8s/workloads";
 import { PolicyRule, csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { lvmdSocket, lvmdSocketDir } from "./lvmd";
+import { CsiDriverRef } from "../k8s/driverRef";
 
 export const topolvmDriverName = "topolvm.io";
 
@@ -44,9 +45,13 @@ export const topolvmSidecarHttpPorts = { provisioner: 9809, resizer: 9810, snaps
  * (webhooks off, so no cert-manager) and the node plugin on every node labelled for any LVM
  * storage. Each storage brings its own lvmd (see LvmStorage).
  */
-export class TopolvmDriver extends pulumi.ComponentResource {
+export class TopolvmDriver extends pulumi.ComponentResource implements CsiDriverRef {
     /** StorageClasses and lvmd wait for this: the controller is the provisioner. */
     public readonly controller: k8s.apps.v1.Deployment;
+    /** Its StorageClasses wait for the controller, the provisioner. */
+    public get ready(): pulumi.Resource[] {
+        return [this.controller];
+    }
     public readonly nodePlugin: k8s.apps.v1.DaemonSet;
     public readonly driverName = topolvmDriverName;
     public readonly namespace: pulumi.Output<string>;

@@ -5,6 +5,7 @@ import { serviceAccountWithRoles } from "../k8s/rbac";
 import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { nfsDriverName } from "./parameters";
 import { nfsControllerClusterRules, nfsControllerNamespaceRules } from "./rbac";
+import { CsiDriverRef } from "../k8s/driverRef";
 
 export interface CsiDriverNfsArgs {
     /** The storage namespace (privileged Pod Security level). */
@@ -63,9 +64,13 @@ function pluginContainer(image: string, healthPort: number, extraArgs: string[],
  * from reserved ports, which is what an export's client list and its default `secure` option
  * accept (a pod address behind masquerading may not be either).
  */
-export class CsiDriverNfs extends pulumi.ComponentResource {
+export class CsiDriverNfs extends pulumi.ComponentResource implements CsiDriverRef {
     /** StorageClasses wait for this: the controller is the provisioner. */
     public readonly controller: k8s.apps.v1.Deployment;
+    /** Its StorageClasses wait for the controller, the provisioner. */
+    public get ready(): pulumi.Resource[] {
+        return [this.controller];
+    }
     public readonly nodePlugin: k8s.apps.v1.DaemonSet;
     public readonly driverName = nfsDriverName;
     public readonly namespace: pulumi.Output<string>;

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { NfsOnDelete } from "../config/model";
 import { storageClass } from "../k8s/storageClass";
-import { CsiDriverNfs } from "./csiDriverNfs";
+import { CsiDriverRef } from "../k8s/driverRef";
 import { nfsStorageClassParameters } from "./parameters";
 
 export interface NfsStorageArgs {
@@ -15,8 +15,8 @@ export interface NfsStorageArgs {
     mountOptions?: string[];
     /** Make this the cluster's default StorageClass. */
     isDefault?: boolean;
-    /** The shared csi-driver-nfs installation. */
-    driver: CsiDriverNfs;
+    /** The shared csi-driver-nfs installation (deployed by this stack or another). */
+    driver: CsiDriverRef;
 }
 
 /**
@@ -46,7 +46,7 @@ export class NfsStorage extends pulumi.ComponentResource {
                 mountOptions: args.mountOptions,
             },
             // Created after (and deleted before) the provisioner.
-            { parent: this, dependsOn: [args.driver.controller] },
+            { parent: this, dependsOn: [...args.driver.ready] },
         );
 
         this.storageClassName = sc.metadata.name;

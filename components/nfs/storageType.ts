@@ -1,11 +1,15 @@
+import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
 import { defineStorageType } from "../storageType";
 import { CsiDriverNfs } from "./csiDriverNfs";
+import { nfsDriverName } from "./parameters";
 import { NfsStorage } from "./nfsStorage";
 
 /** NFS: one shared csi-driver-nfs for all NFS storages; no per-storage daemons, no node changes. */
 export const nfsStorageType = defineStorageType({
     type: "nfs",
-    shared: (_storages, ctx) => new CsiDriverNfs("csi-driver-nfs", { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts),
+    shared: (_storages, ctx) =>
+        new CsiDriverNfs("csi-driver-nfs", { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
+    external: (ctx) => externalDriver(nfsDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new NfsStorage(s.name, { server: s.server, path: s.path, onDelete: s.onDelete, mountOptions: s.mountOptions, isDefault: s.default, driver }, ctx.opts),
     outputs: (s) => ({ storageClassName: s.storageClassName, server: s.server, path: s.path }),

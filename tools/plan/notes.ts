@@ -7,7 +7,7 @@ import type { Change } from "./diff";
  * alone does not tell (what happens to data that already exists).
  */
 export function changeNotes(c: Change): string[] {
-    return [...nfsStorageClassNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...secretNamespaceNotes(c)];
+    return [...nfsStorageClassNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...namespaceDeleteNotes(c), ...secretNamespaceNotes(c)];
 }
 
 type Meta = { metadata?: { name?: string } };
@@ -21,6 +21,20 @@ function namespaceMoveNotes(c: Change): string[] {
     }
     return [
         `zcloud-storage:namespace moves from ${before} to ${after}: pulumi up creates ${after} and deletes ${before} with everything in it, including the Secrets that existing volumes use; nothing is moved or copied. The policy pack refuses this until its storage-privileged-namespace namespace parameter names ${after}.`,
+    ];
+}
+
+/**
+ * The storage Namespace deleted (the stack's storages all removed, or sharedResources: external
+ * set on the stack that owns it): Kubernetes deletes everything in it, whichever stack made it.
+ */
+function namespaceDeleteNotes(c: Change): string[] {
+    if (c.kind !== "delete" || c.resource.type !== "kubernetes:core/v1:Namespace") {
+        return [];
+    }
+    const name = (c.resource.inputs as Meta).metadata?.name;
+    return [
+        `pulumi up deletes the Namespace ${name} with everything in it, including the daemons and Secrets of storages that other stacks deploy there (sharedResources: external); remove those storages first, and never set sharedResources: external on the stack that owns the Namespace (docs/splitting-stacks.md).`,
     ];
 }
 
