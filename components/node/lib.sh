@@ -209,6 +209,17 @@ zc_report_device() {
     fi
 }
 
+# zc_machine_id: this machine's identity (/etc/machine-id, 32 hex digits), the stamp a node puts
+# on the local VGs it makes; fails when the machine has none.
+zc_machine_id() {
+    zc_mi=$(cat /etc/machine-id 2>/dev/null) || return 1
+    case $zc_mi in
+        '' | *[!0-9a-f]*) return 1 ;;
+    esac
+    [ "${#zc_mi}" = 32 ] || return 1
+    printf '%s\n' "$zc_mi"
+}
+
 # ---- guards: one decision each; SUBJECT is the declared path, DEV the canonical one ----------
 
 # zc_guard_exists SUBJECT
@@ -332,21 +343,22 @@ zc_guard_not_foreign_pv() {
     fi
 }
 
-# zc_guard_no_signature SUBJECT DEV WIPE: no signature on DEV, unless WIPE is 1.
+# zc_guard_no_signature SUBJECT DEV WIPE [HINT]: no signature on DEV, unless WIPE is 1. HINT says
+# how the device may be wiped (the caller knows which wipe setting applies to it).
 zc_guard_no_signature() {
     if ! zc_gs=$(zc_signatures "$2"); then
         zc_refuse "$1" "cannot read the signatures of $2"
         return 1
     fi
     if [ -n "$zc_gs" ] && [ "$3" != 1 ]; then
-        zc_refuse "$1" "carries signatures ($zc_gs); set wipe: true to allow wiping them"
+        zc_refuse "$1" "carries signatures ($zc_gs); ${4:-set wipe: true to allow wiping them}"
         return 1
     fi
 }
 
-# zc_guard_device SUBJECT WIPE [OWN_VG]: every guard, in order, stopping at the first refusal.
-# Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists, block and
-# device class.
+# zc_guard_device SUBJECT WIPE [OWN_VG [HINT]]: every guard, in order, stopping at the first
+# refusal. Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists,
+# block and device class. A PV of any other VG is refused whatever WIPE says.
 zc_guard_device() {
     zc_canon=
     zc_guard_exists "$1" || return 1
@@ -361,7 +373,7 @@ zc_guard_device() {
     zc_guard_partitions_unused "$1" "$zc_canon" || return 1
     zc_guard_not_ceph "$1" "$zc_canon" || return 1
     zc_guard_not_foreign_pv "$1" "$zc_canon" "${3:-}" || return 1
-    zc_guard_no_signature "$1" "$zc_canon" "$2" || return 1
+    zc_guard_no_signature "$1" "$zc_canon" "$2" "${4:-}" || return 1
 }
 
 # zc_wipe_signatures SUBJECT DEV: erase every signature on DEV (only after the guards passed).

@@ -465,7 +465,7 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
 
     describe("device classes on lvm-b (root): the script as the program renders it", () => {
         const classVg = "zcloud-vmclass";
-        const apply = (dev: string) => lvmApplyCommand({ vg: classVg, devices: [dev], wipe: false }, false);
+        const apply = (dev: string) => lvmApplyCommand({ vg: classVg, node: "node2", devices: [dev], wipe: false }, false);
 
         it("an LVM logical volume is refused before any change", async () => {
             const disk = b.disks["b-sdc"];
