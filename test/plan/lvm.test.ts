@@ -191,7 +191,7 @@ describe("LVM config changes", () => {
         assert.equal(bad.error?.kind, "config");
         assert.deepEqual(bad.error?.issues, [
             { path: "lvm[1].hosts.node1[0]", message: '"sdb" is not an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4' },
-            { path: "lvm[1].wipe", message: 'must be true or false, not string "yes"' },
+            { path: "lvm[1].wipe", message: '"yes" is not true, false or a map of node to the declared devices that may be wiped, e.g. { node2: [/dev/sdc] }' },
             { path: "lvm[0].hosts.node9", message: 'node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address' },
         ]);
     });
