@@ -63,6 +63,8 @@ describe("npm run plan -- <stack> --diff: one line per device that joins, wiped 
         const next = stackFile("map-next", lvm({ node1: ["/dev/sdb", "/dev/sdc"], node3: ["/dev/sdc"] }, { node1: ["/dev/sdc"] }));
         const r = await plan(next, "--diff", current);
         assert.equal(r.code, 0, r.stderr);
+        // The licensed device is listed once in the resource line: a --wipe-device value is no extra device.
+        assert.match(r.stdout, /^~  update +local-fast-node1-disks  local-fast prepare node1 \[\/dev\/sdb, \/dev\/sdc\]: create changed$/m);
         assert.deepEqual(notes(r.stdout), [
             "note: node1 /dev/sdc: joins local-fast, will be wiped if it carries signatures (listed under wipe.node1)",
             "note: node3 /dev/sdc: joins local-fast, not wiped: refused if it carries signatures",

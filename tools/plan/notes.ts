@@ -1,5 +1,5 @@
 import { nfsDriverName } from "../../components/nfs/parameters";
-import { nodeCommandArgs, nodeOf, urnName } from "./describe";
+import { diskCommandDevices, nodeCommandArgs, nodeOf, urnName } from "./describe";
 import type { Change } from "./diff";
 
 /**
@@ -26,9 +26,8 @@ function diskArgs(command: unknown): DiskArgs | undefined {
     if (words[1] !== "apply" || !words.includes("--node")) {
         return undefined;
     }
-    const valueOf = (k: number) => ["--wipe-device", "--node", "--vg", "--fsid", "--thin-pool", "--thin-percent"].includes(words[k - 1]);
     return {
-        devices: words.filter((w, k) => w.startsWith("/dev/") && !valueOf(k)),
+        devices: diskCommandDevices(words),
         onCreate: words.includes("--wipe-on-create"),
         listed: words.filter((_, k) => words[k - 1] === "--wipe-device"),
     };
