@@ -41,7 +41,7 @@ zi_guard_lun() {
 zi_guard_no_volumes() {
     if zi_gv_vg=$(zi_pv_vg "$2"); then
         [ -n "$zi_gv_vg" ] || return 0
-        zi_gv_lvs=$(lvs --shared --readonly --noheadings -o lv_name -- "$zi_gv_vg" </dev/null 2>/dev/null |
+        zi_gv_lvs=$(lvs --nohints --shared --readonly --noheadings -o lv_name -- "$zi_gv_vg" </dev/null 2>/dev/null |
             awk 'NF { printf "%s%s", sep, $1; sep = ", " }')
         [ -n "$zi_gv_lvs" ] || return 0
         zc_refuse "$1" "is a PV of VG $zi_gv_vg, which holds logical volumes ($zi_gv_lvs); wipe never wipes a VG with volumes"

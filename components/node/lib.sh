@@ -168,9 +168,10 @@ zc_blkid_type() {
 }
 
 # zc_pv_vg DEV: prints the VG of PV DEV (empty line for a PV in no VG); fails when LVM does not
-# show DEV as a PV.
+# show DEV as a PV. --nohints: LVM's hints file lists the PVs this host knew of, so a PV label
+# another machine wrote on a shared LUN since would go unseen; every query here reads the devices.
 zc_pv_vg() {
-    zc_pv_out=$(pvs --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
+    zc_pv_out=$(pvs --nohints --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
     printf '%s\n' "$zc_pv_out" | awk 'NF { print $1; exit }'
 }
 

@@ -95,14 +95,16 @@ zl_parse() {
 }
 
 # ---- LVM queries (stdin closed: LVM never reads the script's stdin or waits on a prompt) ----
+# Every LVM command that would trust the hints file gets --nohints (see zc_pv_vg): a VG another
+# machine made on a shared device must be seen, never missed.
 
 zl_vg_exists() {
-    vgs --noheadings -o vg_name -- "$1" </dev/null >/dev/null 2>&1
+    vgs --nohints --noheadings -o vg_name -- "$1" </dev/null >/dev/null 2>&1
 }
 
 # zl_vg_tag VG KEY: the value of VG's tag KEY=value (the first one), or nothing.
 zl_vg_tag() {
-    vgs --noheadings -o vg_tags -- "$1" </dev/null 2>/dev/null |
+    vgs --nohints --noheadings -o vg_tags -- "$1" </dev/null 2>/dev/null |
         tr ',' '\n' | awk -v k="$2=" 'index($1, k) == 1 { print substr($1, length(k) + 1); exit }'
 }
 
@@ -145,7 +147,7 @@ zl_wipe_hint() {
 
 # zl_vg_pvs VG: "pv_name|pv_used_bytes" lines for the PVs of VG.
 zl_vg_pvs() {
-    zl_vp_out=$(pvs --noheadings --separator '|' --units b --nosuffix -o pv_name,vg_name,pv_used </dev/null) ||
+    zl_vp_out=$(pvs --nohints --noheadings --separator '|' --units b --nosuffix -o pv_name,vg_name,pv_used </dev/null) ||
         zc_fail "VG $1" "pvs"
     printf '%s\n' "$zl_vp_out" | awk -F'|' -v vg="$1" '{ gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2) } $2 == vg { print $1 "|" $3 + 0 }'
 }
@@ -167,7 +169,7 @@ zl_vg_pv_paths() {
 # zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG, one per LV (segtype
 # is a segment field: lvs prints a row per segment, e.g. for an LV spanning two PVs).
 zl_vg_lvs() {
-    zl_vl_out=$(lvs --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
+    zl_vl_out=$(lvs --nohints --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
         zc_fail "VG $1" "lvs"
     printf '%s\n' "$zl_vl_out" | awk -F'|' 'NF { gsub(/ /, ""); if (!seen[$1]++) print }'
 }
@@ -278,7 +280,7 @@ zl_apply() {
     done
     if [ "$zl_unstamped" = 1 ]; then
         # shellcheck disable=SC2046 # the tag options, two words each
-        vgchange --quiet $(zl_stamp_tags) -- "$zl_vg" </dev/null >/dev/null || zc_fail "VG $zl_vg" "vgchange --addtag"
+        vgchange --nohints --quiet $(zl_stamp_tags) -- "$zl_vg" </dev/null >/dev/null || zc_fail "VG $zl_vg" "vgchange --addtag"
         zc_log "VG $zl_vg" "had no machine stamp (made before stamping); stamped zcloud.machine=$zl_machine zcloud.node=$zl_node, metadata only"
         zl_changed=1
     fi
@@ -318,11 +320,11 @@ zl_apply() {
 }
 
 zl_apply_thin() {
-    if lvs -- "$zl_vg/$zl_thin_pool" </dev/null >/dev/null 2>&1; then
+    if lvs --nohints -- "$zl_vg/$zl_thin_pool" </dev/null >/dev/null 2>&1; then
         zc_log "VG $zl_vg" "thin pool $zl_thin_pool present, no change"
         return 0
     fi
-    lvcreate --quiet --yes -l "$zl_thin_percent%VG" -T -- "$zl_vg/$zl_thin_pool" </dev/null ||
+    lvcreate --nohints --quiet --yes -l "$zl_thin_percent%VG" -T -- "$zl_vg/$zl_thin_pool" </dev/null ||
         zc_fail "VG $zl_vg" "lvcreate thin pool $zl_thin_pool"
     zc_log "VG $zl_vg" "thin pool $zl_thin_pool created with $zl_thin_percent% of the VG"
     zl_changed=1
@@ -359,7 +361,7 @@ zl_release() {
         zc_die "VG $zl_vg" "has a missing PV ($zl_pv_missing); repair it by hand"
     fi
     for zl_lv in $zl_pools; do
-        lvremove --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
+        lvremove --nohints --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
         zc_log "VG $zl_vg" "empty thin pool $zl_lv removed"
     done
     vgremove --quiet -- "$zl_vg" </dev/null || zc_fail "VG $zl_vg" "vgremove"

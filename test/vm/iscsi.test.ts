@@ -314,6 +314,13 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         const before = await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; lvs --shared --noheadings -o lv_name ${VG}`);
         const second = planned(secondStorage, "vmsan2-vg");
         assert.match(second.create, / iscsi-vg apply .* --wipe$/);
+        // While A's lockspace runs, its lease volume holds the LUN and the holder guard refuses first.
+        const held = await a.run(second.create);
+        assert.equal(held.code, 1, held.stdout + held.stderr);
+        assert.match(held.stderr, new RegExp(`^zcloud: /dev/disk/by-path/ip-\\S+-lun-${LUN}: refused: /dev/sd[a-z]+ is held by dm-\\d+\n$`));
+        // A node where the driver's pods (the lock daemons) do not run: nothing holds the LUN.
+        await a.check(`vgchange ${LVM} --lockstop ${VG}`);
+        assert.equal((await a.check(`ls /sys/class/block/$(basename $(readlink -f /dev/disk/by-path/*-lun-${LUN}))/holders`)).trim(), "");
         const r = await a.run(second.create);
         assert.equal(r.code, 1, r.stdout + r.stderr);
         assert.match(
