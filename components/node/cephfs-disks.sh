@@ -189,15 +189,16 @@ cd_plan=
 for cd_dev in "$@"; do
     cd_why=$(cd_wipe_licence "$cd_dev")
     cd_state=$(cd_check "$cd_dev" "$cd_fsid" "$([ -n "$cd_why" ] && echo 1 || echo 0)") || exit 1
-    [ "$cd_state" != clean ] || [ -z "$cd_why" ] || cd_state="clean|$cd_why"
+    # "<dev> ours <osd id>" or "<dev> clean [<why it may be wiped>]"
+    [ "$cd_state" != clean ] || cd_state="clean${cd_why:+ $cd_why}"
     cd_plan="$cd_plan$cd_dev $cd_state
 "
 done
-printf '%s' "$cd_plan" | while read -r cd_dev cd_state cd_osd; do
+printf '%s' "$cd_plan" | while read -r cd_dev cd_state cd_rest; do
     case $cd_state in
-        ours) zc_log "$cd_dev" "already osd.$cd_osd of this cluster; left as it is" ;;
-        clean*)
-            [ "$cd_state" = clean ] || zc_log "$cd_dev" "may be wiped (${cd_state#clean|})"
+        ours) zc_log "$cd_dev" "already osd.$cd_rest of this cluster; left as it is" ;;
+        clean)
+            [ -z "$cd_rest" ] || zc_log "$cd_dev" "may be wiped ($cd_rest)"
             zc_wipe_signatures "$cd_dev" "$(zc_canonical "$cd_dev")"
             zc_log "$cd_dev" "ready for a new OSD"
             ;;
