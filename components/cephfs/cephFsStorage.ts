@@ -2,6 +2,7 @@ import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
+import { DeviceWipe } from "../config/model";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { commonLabels } from "../naming";
 import { NodeAddress, SshSettings } from "../node/nodeCommand";
@@ -28,7 +29,8 @@ export interface CephFsStorageArgs {
     /** Pool size; default min(3, hosts). */
     replicas?: number;
     /** Allow wiping devices that carry old signatures. */
-    wipe?: boolean;
+    /** Which devices may be wiped when they carry old signatures (see DeviceWipe). */
+    wipe?: DeviceWipe;
     isDefault?: boolean;
     imageRegistry?: string;
     /** kubectl context the delete-time OSD drain uses (the stack's kubernetes:context). */

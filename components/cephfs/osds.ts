@@ -6,6 +6,8 @@ import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
 import { readNodeScript, renderNodeCommand, shellQuote } from "../node/script";
+import { nodeWipeArgs } from "../node/wipe";
+import { DeviceWipe } from "../config/model";
 import { deviceSlug } from "./cluster";
 import { CephAdminPods } from "./admin";
 import { CephPods, cephPaths } from "./pods";
@@ -52,7 +54,8 @@ export interface CephNodeOsdsArgs {
     admin: CephAdminPods;
     /** The managers (an OSD starts after them). */
     mgrs: pulumi.Resource[];
-    wipe?: boolean;
+    /** The storage's wipe setting; this node's share of it goes to the disk command. */
+    wipe?: DeviceWipe;
     /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
     kube: DrainKubeTarget;
     /** Bound of each wait of a drain, seconds. */
@@ -83,7 +86,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
             renderNodeCommand({
                 files: ["lib.sh", "cephfs-disks.sh"],
                 name: "cephfs-disks",
-                args: [action, ...(action === "apply" && a.wipe ? ["--wipe"] : []), "--fsid", f, ...devices],
+                args: [action, ...(action === "apply" ? ["--node", node, ...nodeWipeArgs(a.wipe, node)] : []), "--fsid", f, ...devices],
                 sudo,
             }),
         );

@@ -52,9 +52,16 @@ export interface ThinConfig {
     snapshots: boolean;
 }
 
+/**
+ * Which devices of an lvm or cephfs storage may be wiped when they carry signatures: `true`, the
+ * devices of a node's first apply (the run that creates the storage on that node); a map, per
+ * node, the declared devices named, whenever they join; `false`, none.
+ */
+export type DeviceWipe = boolean | HostDevices;
+
 export interface LvmConfig extends StorageBase {
     hosts: HostDevices;
-    wipe: boolean;
+    wipe: DeviceWipe;
     thin?: ThinConfig;
 }
 
@@ -62,7 +69,7 @@ export interface CephFsConfig extends StorageBase {
     hosts: HostDevices;
     /** By hosts, never by disks: default min(3, number of hosts). */
     replicas: number;
-    wipe: boolean;
+    wipe: DeviceWipe;
 }
 
 export interface ChapConfig {

@@ -289,6 +289,26 @@ export const chapPairs: Rule = (c) =>
         ];
     });
 
+/** A wipe map names only devices the storage declares on that node: it can never widen a claim. */
+export const wipeDevicesDeclared: Rule = (c) =>
+    nodeTypes.flatMap((type) =>
+        c[type].flatMap((s, i) => {
+            if (typeof s.wipe === "boolean") {
+                return [];
+            }
+            return Object.entries(s.wipe).flatMap(([node, devices]): ConfigIssue[] => {
+                if (!Object.hasOwn(s.hosts, node)) {
+                    return [{ path: `${type}[${i}].wipe.${node}`, message: `${node} is not under ${type}[${i}].hosts; wipe names only devices the storage declares` }];
+                }
+                return devices.flatMap((device, j) =>
+                    s.hosts[node].includes(device)
+                        ? []
+                        : [{ path: `${type}[${i}].wipe.${node}[${j}]`, message: `${device} is not declared under ${type}[${i}].hosts.${node}; wipe names only devices the storage declares` }],
+                );
+            });
+        }),
+    );
+
 export const allRules: readonly Rule[] = [
     uniqueStorageNames,
     singleDefault,
@@ -304,6 +324,7 @@ export const allRules: readonly Rule[] = [
     chapPairs,
     distinctSshEndpoints,
     nameCollisions,
+    wipeDevicesDeclared,
 ];
 
 /** Advice that does not stop a run. */

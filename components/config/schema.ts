@@ -89,7 +89,20 @@ const hosts = z
     .refine((h) => Object.keys(h).length > 0, { message: "must name at least one node with its devices" });
 
 const isDefault = z.boolean().default(false);
+/** iSCSI: one LUN, wiped (if at all) only by the run that creates the storage's VG on it. */
 const wipe = z.boolean().default(false);
+/**
+ * lvm, cephfs: `true` licenses the devices of a node's first apply; a map names, per node, the
+ * declared devices that may be wiped whenever they join (rules.ts checks they are declared).
+ */
+const deviceWipe = z
+    .union([z.boolean(), z.record(z.string(), z.array(described(devicePathProblem)).min(1, { message: "must list at least one device (or leave the node out)" }))], {
+        error: (issue) =>
+            issue.code === "invalid_union"
+                ? "must be true, false or a map of node to the declared devices that may be wiped, e.g. { node2: [/dev/sdc] }"
+                : undefined,
+    })
+    .default(false);
 
 const bastion = z.strictObject({
     host: address,
@@ -132,7 +145,7 @@ export const lvmSchema = z.strictObject({
     name: storageName,
     default: isDefault,
     hosts,
-    wipe,
+    wipe: deviceWipe,
     thin: thinSchema.optional(),
 });
 
@@ -145,7 +158,7 @@ export const cephfsSchema = z.strictObject({
         .int({ message: "must be a whole number" })
         .min(1, { message: "must be at least 1" })
         .optional(),
-    wipe,
+    wipe: deviceWipe,
 });
 
 const portal = described((v) => {

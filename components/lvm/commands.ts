@@ -1,4 +1,6 @@
+import { DeviceWipe } from "../config/model";
 import { renderNodeCommand } from "../node/script";
+import { nodeWipeArgs } from "../node/wipe";
 
 /** The node scripts an LVM disk command ships, shared library first. */
 export const lvmScriptFiles = ["lib.sh", "lvm-reconcile.sh"];
@@ -9,10 +11,12 @@ export const lvmScriptName = "lvm-reconcile";
 export interface LvmApplySpec {
     /** Volume group on the node, `zcloud-<storage>`. */
     vg: string;
+    /** The node's name in the stack: its wipe licence, and the stamp on the VG people read. */
+    node: string;
     /** Declared device paths on the node, in config order. */
     devices: string[];
-    /** Allow wiping devices that carry old signatures. */
-    wipe: boolean;
+    /** The storage's wipe setting; the node's share of it becomes the script's licence. */
+    wipe: DeviceWipe;
     /** Optional thin pool `<vg>/<pool>` taking `percent` % of the VG. */
     thin?: { pool: string; percent: number };
 }
@@ -30,10 +34,7 @@ export function lvmApplyCommand(spec: LvmApplySpec, sudo: boolean): string {
     if (spec.devices.length === 0) {
         throw new Error(`lvm apply for VG ${spec.vg}: no devices`);
     }
-    const args = ["apply", "--vg", spec.vg];
-    if (spec.wipe) {
-        args.push("--wipe");
-    }
+    const args = ["apply", "--vg", spec.vg, "--node", spec.node, ...nodeWipeArgs(spec.wipe, spec.node)];
     if (spec.thin) {
         const { pool, percent } = spec.thin;
         if (!Number.isInteger(percent) || percent < 1 || percent > 100) {

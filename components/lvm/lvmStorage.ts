@@ -1,7 +1,7 @@
 import * as crypto from "crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ThinConfig } from "../config/model";
+import { DeviceWipe, ThinConfig } from "../config/model";
 import { imageRef, images } from "../images";
 import { commonLabels, lvmVolumeGroup, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
@@ -24,8 +24,8 @@ export interface LvmStorageArgs {
     driver: CsiDriverRef;
     /** Make this the cluster's default StorageClass. */
     isDefault?: boolean;
-    /** Allow wiping devices that carry old filesystem or partition-table signatures. */
-    wipe?: boolean;
+    /** Which devices may be wiped when they carry old signatures (see DeviceWipe). */
+    wipe?: DeviceWipe;
     /** Serve volumes from a thin pool with overprovisioning (and snapshots when asked). */
     thin?: ThinConfig;
 }
@@ -68,7 +68,7 @@ export class LvmStorage extends pulumi.ComponentResource {
                 node,
                 {
                     connection: nodeConnection(args.ssh, node, address),
-                    apply: lvmApplyCommand({ vg, devices, wipe: args.wipe ?? false, thin }, sudo),
+                    apply: lvmApplyCommand({ vg, node, devices, wipe: args.wipe ?? false, thin }, sudo),
                     release: lvmReleaseCommand({ vg }, sudo),
                 },
                 child,

@@ -1,11 +1,13 @@
 #!/bin/sh
-# cephfs-disks.sh apply [--wipe] --fsid <fsid> <dev>...
+# cephfs-disks.sh apply --node <node> [--wipe-on-create] [--wipe-device <dev>]... --fsid <fsid> <dev>...
 #   Makes the listed devices ready for OSD workloads of Ceph cluster <fsid>, checking every device
 #   before changing any: two listed paths of one disk (each resolved with readlink -f) are
 #   refused, naming both; a device that already carries THIS cluster's bluestore label passes
 #   untouched (its OSD activates it); one of another cluster is refused; any other device must
 #   pass the shared guards (exists, block device, not mounted, no holders, no partition in use,
-#   not a Ceph OSD, not in a VG, no signature unless --wipe). With --wipe, signatures are erased
+#   not a Ceph OSD, not in a VG, no signature unless it may be wiped). A device may be wiped when
+#   --wipe-device names it (wipe.<node>), or under --wipe-on-create (wipe: true) while no listed
+#   device holds an OSD of this cluster yet (the node's first apply). Signatures are erased only
 #   after all devices passed. OSD preparation itself happens in the OSD workload (ceph-osd.sh).
 # cephfs-disks.sh release --fsid <fsid> <dev>...
 #   The node leaves the storage: refuses while any listed device still carries an OSD of this
@@ -22,7 +24,7 @@ set -f
 command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/lib.sh"
 
 cd_usage() {
-    printf 'usage: %s\n' "cephfs-disks.sh apply [--wipe] --fsid <fsid> <dev>... | release --fsid <fsid> <dev>..." >&2
+    printf 'usage: %s\n' "cephfs-disks.sh apply --node <node> [--wipe-on-create] [--wipe-device <dev>]... --fsid <fsid> <dev>... | release --fsid <fsid> <dev>..." >&2
     exit 2
 }
 
@@ -58,6 +60,42 @@ cd_bluestore() {
     [ "$(dd if="$1" bs=22 count=1 status=none 2>/dev/null </dev/null)" = "bluestore block device" ]
 }
 
+# cd_holds_ours FSID DEV...: true when a listed device already carries an OSD of cluster FSID.
+cd_holds_ours() {
+    cd_ho_fsid=$1
+    shift
+    for cd_ho_dev in "$@"; do
+        [ -e "$cd_ho_dev" ] || continue
+        cd_ho_canon=$(zc_canonical "$cd_ho_dev")
+        if cd_bluestore "$cd_ho_canon" && [ "$(cd_label_field "$cd_ho_canon" ceph_fsid)" = "$cd_ho_fsid" ]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# cd_wipe_licence DECLARED: why DECLARED may be wiped in this run (one phrase), or nothing.
+cd_wipe_licence() {
+    case " $cd_wipe_devices " in
+        *" $1 "*)
+            printf 'listed under wipe.%s' "$cd_node"
+            return 0
+            ;;
+    esac
+    if [ "$cd_wipe_on_create" = 1 ] && [ "$cd_first_apply" = 1 ]; then
+        printf 'wipe: true, no OSD of this cluster on this node yet'
+    fi
+}
+
+# cd_wipe_hint: what a refusal for signatures tells the user to do.
+cd_wipe_hint() {
+    if [ "$cd_first_apply" = 1 ]; then
+        printf 'set wipe: true or list the device under wipe.%s to allow wiping it' "$cd_node"
+    else
+        printf 'this node already holds OSDs of this cluster, so only a device listed under wipe.%s may be wiped' "$cd_node"
+    fi
+}
+
 # cd_check DECLARED FSID WIPE: prints "ours <osd-id>" or "clean"; refuses (returns 1) otherwise.
 cd_check() {
     zc_guard_exists "$1" || return 1
@@ -72,7 +110,7 @@ cd_check() {
         printf 'ours %s\n' "$(cd_label_field "$cd_ck_dev" whoami)"
         return 0
     fi
-    zc_guard_device "$1" "$3" || return 1
+    zc_guard_device "$1" "$3" "" "$(cd_wipe_hint)" || return 1
     echo clean
 }
 
@@ -99,17 +137,25 @@ cd_one_name_per_disk() {
 cd_action=${1:-}
 case $cd_action in apply | release) shift ;; *) cd_usage ;; esac
 cd_fsid=
-cd_wipe=0
+cd_node=
+cd_wipe_on_create=0
+cd_wipe_devices=
 while [ $# -gt 0 ]; do
     case $1 in
         --fsid) [ -n "${2:-}" ] || cd_usage; cd_fsid=$2; shift 2 ;;
-        --wipe) [ "$cd_action" = apply ] || cd_usage; cd_wipe=1; shift ;;
+        --node) if [ "$cd_action" != apply ] || [ -z "${2:-}" ]; then cd_usage; fi; cd_node=$2; shift 2 ;;
+        --wipe-on-create) [ "$cd_action" = apply ] || cd_usage; cd_wipe_on_create=1; shift ;;
+        --wipe-device) if [ "$cd_action" != apply ] || [ -z "${2:-}" ]; then cd_usage; fi; cd_wipe_devices="$cd_wipe_devices${cd_wipe_devices:+ }$2"; shift 2 ;;
         --) shift; break ;;
         -*) cd_usage ;;
         *) break ;;
     esac
 done
 if [ -z "$cd_fsid" ] || [ $# -eq 0 ]; then cd_usage; fi
+if [ "$cd_action" = apply ] && [ -z "$cd_node" ]; then cd_usage; fi
+for cd_dev in $cd_wipe_devices; do
+    case " $* " in *" $cd_dev "*) ;; *) zc_die "$cd_dev" "--wipe-device names a device that is not listed" ;; esac
+done
 case $cd_fsid in *[!0-9a-f-]*) zc_die "$cd_fsid" "fsid must be a lower-case UUID" ;; esac
 for cd_dev in "$@"; do
     case $cd_dev in /dev/*) ;; *) zc_die "$cd_dev" "device paths must be absolute under /dev" ;; esac
@@ -137,16 +183,22 @@ if [ "$cd_action" = release ]; then
 fi
 
 # apply: every device checked before anything changes.
+cd_first_apply=1
+if cd_holds_ours "$cd_fsid" "$@"; then cd_first_apply=0; fi
 cd_plan=
 for cd_dev in "$@"; do
-    cd_state=$(cd_check "$cd_dev" "$cd_fsid" "$cd_wipe") || exit 1
+    cd_why=$(cd_wipe_licence "$cd_dev")
+    cd_state=$(cd_check "$cd_dev" "$cd_fsid" "$([ -n "$cd_why" ] && echo 1 || echo 0)") || exit 1
+    # "<dev> ours <osd id>" or "<dev> clean [<why it may be wiped>]"
+    [ "$cd_state" != clean ] || cd_state="clean${cd_why:+ $cd_why}"
     cd_plan="$cd_plan$cd_dev $cd_state
 "
 done
-printf '%s' "$cd_plan" | while read -r cd_dev cd_state cd_osd; do
+printf '%s' "$cd_plan" | while read -r cd_dev cd_state cd_rest; do
     case $cd_state in
-        ours) zc_log "$cd_dev" "already osd.$cd_osd of this cluster; left as it is" ;;
+        ours) zc_log "$cd_dev" "already osd.$cd_rest of this cluster; left as it is" ;;
         clean)
+            [ -z "$cd_rest" ] || zc_log "$cd_dev" "may be wiped ($cd_rest)"
             zc_wipe_signatures "$cd_dev" "$(zc_canonical "$cd_dev")"
             zc_log "$cd_dev" "ready for a new OSD"
             ;;

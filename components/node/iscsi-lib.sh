@@ -108,7 +108,7 @@ zi_holder_names() {
 
 # zi_pv_vg DEV: the VG of PV DEV (empty when in none); fails when DEV is no PV LVM shows.
 zi_pv_vg() {
-    zi_pv_out=$(pvs --shared --readonly --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
+    zi_pv_out=$(pvs --nohints --shared --readonly --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
     printf '%s\n' "$zi_pv_out" | awk 'NF { print $1; exit }'
 }
 

@@ -8,7 +8,8 @@
 #
 # apply: adopts the storage's VG when the LUN holds it, else creates it exactly once
 # (vgcreate --shared, then the driver's two inactive RPC volumes) on a LUN without signatures
-# (another VG or a filesystem is refused unless --wipe). It records the LUN's WWID and the VG's
+# (an empty VG or a filesystem is refused unless --wipe; a VG with logical volumes, or an LVM
+# label this host's LVM does not show, is refused even with --wipe). It records the LUN's WWID and the VG's
 # UUID on the node; a later run on another LUN, or on a VG with another UUID, is refused.
 # The lock daemons run in the driver's node pods, not on the host: creating the VG starts a
 # sanlock and lvmlockd of its own for the few commands, and stops them after.
@@ -17,7 +18,7 @@ set -eu
 
 zi_vg_state_file() { echo "$zi_state_dir/$zi_storage.vg"; }
 
-# zi_guard_lun DEV: the LUN is a block device nobody uses; another VG or any signature is
+# zi_guard_lun DEV: the LUN is a block device nobody uses; an empty VG or any signature is
 # refused unless --wipe. Prints the refusal and returns 1.
 zi_guard_lun() {
     zc_guard_exists "$1" || return 1
@@ -26,11 +27,30 @@ zi_guard_lun() {
     zc_guard_not_mounted "$1" "$zi_gl_canon" || return 1
     zc_guard_no_holders "$1" "$zi_gl_canon" || return 1
     zc_guard_partitions_unused "$1" "$zi_gl_canon" || return 1
+    zi_guard_no_volumes "$1" "$zi_gl_canon" || return 1
     if zi_gl_vg=$(zi_pv_vg "$zi_gl_canon") && [ -n "$zi_gl_vg" ] && [ "$zi_wipe" != 1 ]; then
         zc_refuse "$1" "is a PV of another VG ($zi_gl_vg); set wipe: true to allow wiping it"
         return 1
     fi
     zc_guard_no_signature "$1" "$zi_gl_canon" "$zi_wipe" || return 1
+}
+
+# zi_guard_no_volumes SUBJECT DEV: DEV is no PV of a VG that holds logical volumes (another
+# storage's shared VG always does: its RPC volumes), and no LVM PV this host's LVM hides (then
+# nobody here can tell what it holds). Whatever --wipe says.
+zi_guard_no_volumes() {
+    if zi_gv_vg=$(zi_pv_vg "$2"); then
+        [ -n "$zi_gv_vg" ] || return 0
+        zi_gv_lvs=$(lvs --nohints --shared --readonly --noheadings -o lv_name -- "$zi_gv_vg" </dev/null 2>/dev/null |
+            awk 'NF { printf "%s%s", sep, $1; sep = ", " }')
+        [ -n "$zi_gv_lvs" ] || return 0
+        zc_refuse "$1" "is a PV of VG $zi_gv_vg, which holds logical volumes ($zi_gv_lvs); wipe never wipes a VG with volumes"
+        return 1
+    fi
+    if [ "$(zc_blkid_type "$2")" = LVM2_member ]; then
+        zc_refuse "$1" "carries an LVM PV label that LVM on this host does not show (filter, devices file or another machine's system ID); wipe never wipes it"
+        return 1
+    fi
 }
 
 # ---- a short-lived lock stack for creating the VG -------------------------------------------

@@ -168,9 +168,10 @@ zc_blkid_type() {
 }
 
 # zc_pv_vg DEV: prints the VG of PV DEV (empty line for a PV in no VG); fails when LVM does not
-# show DEV as a PV.
+# show DEV as a PV. --nohints: LVM's hints file lists the PVs this host knew of, so a PV label
+# another machine wrote on a shared LUN since would go unseen; every query here reads the devices.
 zc_pv_vg() {
-    zc_pv_out=$(pvs --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
+    zc_pv_out=$(pvs --nohints --noheadings -o vg_name -- "$1" </dev/null 2>/dev/null) || return 1
     printf '%s\n' "$zc_pv_out" | awk 'NF { print $1; exit }'
 }
 
@@ -207,6 +208,17 @@ zc_report_device() {
         zc_log "$1" "no /dev/disk/by-id name, using $zc_rd_canon"
         zc_fact_device "$1" "$zc_rd_canon"
     fi
+}
+
+# zc_machine_id: this machine's identity (/etc/machine-id, 32 hex digits), the stamp a node puts
+# on the local VGs it makes; fails when the machine has none.
+zc_machine_id() {
+    zc_mi=$(cat /etc/machine-id 2>/dev/null) || return 1
+    case $zc_mi in
+        '' | *[!0-9a-f]*) return 1 ;;
+    esac
+    [ "${#zc_mi}" = 32 ] || return 1
+    printf '%s\n' "$zc_mi"
 }
 
 # ---- guards: one decision each; SUBJECT is the declared path, DEV the canonical one ----------
@@ -332,21 +344,22 @@ zc_guard_not_foreign_pv() {
     fi
 }
 
-# zc_guard_no_signature SUBJECT DEV WIPE: no signature on DEV, unless WIPE is 1.
+# zc_guard_no_signature SUBJECT DEV WIPE [HINT]: no signature on DEV, unless WIPE is 1. HINT says
+# how the device may be wiped (the caller knows which wipe setting applies to it).
 zc_guard_no_signature() {
     if ! zc_gs=$(zc_signatures "$2"); then
         zc_refuse "$1" "cannot read the signatures of $2"
         return 1
     fi
     if [ -n "$zc_gs" ] && [ "$3" != 1 ]; then
-        zc_refuse "$1" "carries signatures ($zc_gs); set wipe: true to allow wiping them"
+        zc_refuse "$1" "carries signatures ($zc_gs); ${4:-set wipe: true to allow wiping them}"
         return 1
     fi
 }
 
-# zc_guard_device SUBJECT WIPE [OWN_VG]: every guard, in order, stopping at the first refusal.
-# Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists, block and
-# device class.
+# zc_guard_device SUBJECT WIPE [OWN_VG [HINT]]: every guard, in order, stopping at the first
+# refusal. Sets zc_canon to the canonical path. A PV of OWN_VG is ours: it passes after exists,
+# block and device class. A PV of any other VG is refused whatever WIPE says.
 zc_guard_device() {
     zc_canon=
     zc_guard_exists "$1" || return 1
@@ -361,7 +374,7 @@ zc_guard_device() {
     zc_guard_partitions_unused "$1" "$zc_canon" || return 1
     zc_guard_not_ceph "$1" "$zc_canon" || return 1
     zc_guard_not_foreign_pv "$1" "$zc_canon" "${3:-}" || return 1
-    zc_guard_no_signature "$1" "$zc_canon" "$2" || return 1
+    zc_guard_no_signature "$1" "$zc_canon" "$2" "${4:-}" || return 1
 }
 
 # zc_wipe_signatures SUBJECT DEV: erase every signature on DEV (only after the guards passed).

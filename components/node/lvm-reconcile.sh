@@ -1,12 +1,19 @@
 #!/bin/sh
 # lvm-reconcile.sh: make one LVM volume group hold exactly the declared devices, or release it.
 #
-#   lvm-reconcile.sh apply --vg <vg> [--wipe] [--thin-pool <lv> --thin-percent <N>] <dev>...
+#   lvm-reconcile.sh apply --vg <vg> --node <node> [--wipe-on-create] [--wipe-device <dev>]...
+#                          [--thin-pool <lv> --thin-percent <N>] <dev>...
 #   lvm-reconcile.sh release --vg <vg>
 #
 # apply checks every device with every guard before it changes anything: one refusal and the
 # run changes nothing. Devices already in <vg> are ours and pass. PVs of <vg> no longer listed
 # are reduced, pvremoved and wiped, unless they hold extents. Re-running changes nothing.
+# A device with signatures is wiped only by an explicit licence: --wipe-on-create (wipe: true)
+# covers the devices of the run that creates <vg> on this machine, --wipe-device (wipe.<node>)
+# the one declared device it names, at any time. A PV of another VG is never wiped.
+# The VG is stamped with the machine that made it (LVM tag zcloud.machine=<machine-id>, and
+# zcloud.node=<node> for people); a VG stamped by another machine is never adopted or released,
+# and an unstamped one (made before stamping) is stamped in place.
 # release refuses while any LV (other than an empty thin pool) exists, naming each with what
 # holds it (mounted, held by another device, active); a missing VG is done.
 # Shipped as `sh -c '<lib.sh + this>' lvm-reconcile <args>`; standalone it sources lib.sh.
@@ -16,7 +23,7 @@ set -f
 command -v zc_log >/dev/null 2>&1 || . "$(dirname "$0")/lib.sh"
 
 zl_usage() {
-    zc_die lvm-reconcile "$1 (usage: apply --vg <vg> [--wipe] [--thin-pool <lv> --thin-percent <N>] <dev>... | release --vg <vg>)"
+    zc_die lvm-reconcile "$1 (usage: apply --vg <vg> --node <node> [--wipe-on-create] [--wipe-device <dev>]... [--thin-pool <lv> --thin-percent <N>] <dev>... | release --vg <vg>)"
 }
 
 # zl_name_ok NAME: an LVM VG/LV name we accept.
@@ -37,19 +44,21 @@ zl_in() {
 zl_parse() {
     zl_action=${1:-}
     [ $# -gt 0 ] && shift
-    zl_vg='' zl_wipe=0 zl_thin_pool='' zl_thin_percent='' zl_devices=''
+    zl_vg='' zl_node='' zl_wipe_on_create=0 zl_wipe_devices='' zl_thin_pool='' zl_thin_percent='' zl_devices=''
     while [ $# -gt 0 ]; do
         case $1 in
-            --vg | --thin-pool | --thin-percent)
+            --vg | --node | --wipe-device | --thin-pool | --thin-percent)
                 [ $# -ge 2 ] || zl_usage "$1 needs a value"
                 case $1 in
                     --vg) zl_vg=$2 ;;
+                    --node) zl_node=$2 ;;
+                    --wipe-device) zl_wipe_devices="$zl_wipe_devices${zl_wipe_devices:+ }$2" ;;
                     --thin-pool) zl_thin_pool=$2 ;;
                     --thin-percent) zl_thin_percent=$2 ;;
                 esac
                 shift 2
                 ;;
-            --wipe) zl_wipe=1; shift ;;
+            --wipe-on-create) zl_wipe_on_create=1; shift ;;
             -*) zl_usage "unknown option $1" ;;
             *[[:space:]]*) zl_usage "device path with blanks: $1" ;;
             /*) zl_devices="$zl_devices${zl_devices:+ }$1"; shift ;;
@@ -64,6 +73,11 @@ zl_parse() {
     case $zl_action in
         apply)
             [ -n "$zl_devices" ] || zl_usage "apply needs at least one device"
+            zl_name_ok "$zl_node" || zl_usage "--node needs the node's name"
+            for zl_wd in $zl_wipe_devices; do
+                zl_in "$zl_wd" "$zl_devices" || zl_usage "--wipe-device $zl_wd is not one of the devices"
+            done
+            zl_machine=$(zc_machine_id) || zc_die "VG $zl_vg" "this machine has no /etc/machine-id to stamp its VG with"
             if [ -n "$zl_thin_pool$zl_thin_percent" ]; then
                 zl_name_ok "$zl_thin_pool" || zl_usage "--thin-pool needs a valid LV name"
                 case $zl_thin_percent in
@@ -73,7 +87,7 @@ zl_parse() {
             fi
             ;;
         release)
-            if [ -n "$zl_devices$zl_thin_pool$zl_thin_percent" ] || [ "$zl_wipe" = 1 ]; then
+            if [ -n "$zl_devices$zl_node$zl_wipe_devices$zl_thin_pool$zl_thin_percent" ] || [ "$zl_wipe_on_create" = 1 ]; then
                 zl_usage "release takes only --vg"
             fi
             ;;
@@ -81,14 +95,59 @@ zl_parse() {
 }
 
 # ---- LVM queries (stdin closed: LVM never reads the script's stdin or waits on a prompt) ----
+# Every LVM command that would trust the hints file gets --nohints (see zc_pv_vg): a VG another
+# machine made on a shared device must be seen, never missed.
 
 zl_vg_exists() {
-    vgs --noheadings -o vg_name -- "$1" </dev/null >/dev/null 2>&1
+    vgs --nohints --noheadings -o vg_name -- "$1" </dev/null >/dev/null 2>&1
+}
+
+# zl_vg_tag VG KEY: the value of VG's tag KEY=value (the first one), or nothing.
+zl_vg_tag() {
+    vgs --nohints --noheadings -o vg_tags -- "$1" </dev/null 2>/dev/null |
+        tr ',' '\n' | awk -v k="$2=" 'index($1, k) == 1 { print substr($1, length(k) + 1); exit }'
+}
+
+# ---- the machine stamp --------------------------------------------------------------------------
+
+# zl_guard_stamp VG MACHINE: VG is not stamped by another machine. Prints the refusal, returns 1.
+zl_guard_stamp() {
+    zl_gs_by=$(zl_vg_tag "$1" zcloud.machine)
+    [ -z "$zl_gs_by" ] || [ "$zl_gs_by" = "$2" ] && return 0
+    zl_gs_node=$(zl_vg_tag "$1" zcloud.node)
+    zc_refuse "VG $1" "is stamped by another machine (zcloud.machine=$zl_gs_by${zl_gs_node:+, zcloud.node=$zl_gs_node}; this machine is $2); a node never adopts or releases another node's VG"
+    return 1
+}
+
+# zl_stamp_tags: the vgcreate/vgchange options that stamp the VG with this machine and node.
+zl_stamp_tags() {
+    printf -- '--addtag zcloud.machine=%s --addtag zcloud.node=%s' "$zl_machine" "$zl_node"
+}
+
+# ---- wipe licences ------------------------------------------------------------------------------
+
+# zl_wipe_licence DECLARED: why DECLARED may be wiped in this run (one phrase), or nothing when it
+# may not: listed under wipe.<node>, or wipe: true while this run creates the VG.
+zl_wipe_licence() {
+    if zl_in "$1" "$zl_wipe_devices"; then
+        printf 'listed under wipe.%s' "$zl_node"
+    elif [ "$zl_wipe_on_create" = 1 ] && [ "$zl_vg_present" = 0 ]; then
+        printf 'wipe: true, VG %s is created by this run' "$zl_vg"
+    fi
+}
+
+# zl_wipe_hint: what a refusal for signatures tells the user to do.
+zl_wipe_hint() {
+    if [ "$zl_vg_present" = 1 ]; then
+        printf 'VG %s exists on this node, so only a device listed under wipe.%s may be wiped' "$zl_vg" "$zl_node"
+    else
+        printf 'set wipe: true or list the device under wipe.%s to allow wiping it' "$zl_node"
+    fi
 }
 
 # zl_vg_pvs VG: "pv_name|pv_used_bytes" lines for the PVs of VG.
 zl_vg_pvs() {
-    zl_vp_out=$(pvs --noheadings --separator '|' --units b --nosuffix -o pv_name,vg_name,pv_used </dev/null) ||
+    zl_vp_out=$(pvs --nohints --noheadings --separator '|' --units b --nosuffix -o pv_name,vg_name,pv_used </dev/null) ||
         zc_fail "VG $1" "pvs"
     printf '%s\n' "$zl_vp_out" | awk -F'|' -v vg="$1" '{ gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2) } $2 == vg { print $1 "|" $3 + 0 }'
 }
@@ -110,7 +169,7 @@ zl_vg_pv_paths() {
 # zl_vg_lvs VG: "lv_name|segtype|pool_lv" lines for the visible LVs of VG, one per LV (segtype
 # is a segment field: lvs prints a row per segment, e.g. for an LV spanning two PVs).
 zl_vg_lvs() {
-    zl_vl_out=$(lvs --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
+    zl_vl_out=$(lvs --nohints --noheadings --separator '|' -o lv_name,segtype,pool_lv -- "$1" </dev/null) ||
         zc_fail "VG $1" "lvs"
     printf '%s\n' "$zl_vl_out" | awk -F'|' 'NF { gsub(/ /, ""); if (!seen[$1]++) print }'
 }
@@ -144,10 +203,12 @@ zl_lv_use() {
 # zl_check_apply: every guard on every device, then the PVs to remove; sets zl_new (canonical
 # paths to add), zl_keep (declared paths already ours), zl_remove (PVs to take out).
 zl_check_apply() {
-    zl_failed=0 zl_seen='' zl_new='' zl_keep='' zl_remove='' zl_ours=''
+    zl_failed=0 zl_seen='' zl_new='' zl_keep='' zl_remove='' zl_ours='' zl_licences='' zl_unstamped=0
     zl_vg_present=0
     if zl_vg_exists "$zl_vg"; then
         zl_vg_present=1
+        zl_guard_stamp "$zl_vg" "$zl_machine" || return 1
+        [ -n "$(zl_vg_tag "$zl_vg" zcloud.machine)" ] || zl_unstamped=1
         zl_vg_pv_paths "$zl_vg"
         for zl_pv in $zl_pv_paths; do
             zl_ours="$zl_ours${zl_ours:+ }$(zc_canonical "$zl_pv")"
@@ -157,8 +218,10 @@ zl_check_apply() {
             zl_failed=1
         fi
     fi
+    zl_hint=$(zl_wipe_hint)
     for zl_dev in $zl_devices; do
-        if ! zc_guard_device "$zl_dev" "$zl_wipe" "$zl_vg"; then
+        zl_why=$(zl_wipe_licence "$zl_dev")
+        if ! zc_guard_device "$zl_dev" "$([ -n "$zl_why" ] && echo 1 || echo 0)" "$zl_vg" "$zl_hint"; then
             zl_failed=1
             continue
         fi
@@ -173,6 +236,8 @@ zl_check_apply() {
             zl_keep="$zl_keep${zl_keep:+ }$zl_dev"
         else
             zl_new="$zl_new${zl_new:+ }$zl_canon"
+            [ -z "$zl_why" ] || zl_licences="$zl_licences$zl_dev|$zl_why
+"
         fi
     done
     if [ "$zl_vg_present" = 1 ]; then
@@ -213,6 +278,15 @@ zl_apply() {
     for zl_dev in $zl_keep; do
         zc_log "$zl_dev" "in VG $zl_vg, no change"
     done
+    if [ "$zl_unstamped" = 1 ]; then
+        # shellcheck disable=SC2046 # the tag options, two words each
+        vgchange --nohints --quiet $(zl_stamp_tags) -- "$zl_vg" </dev/null >/dev/null || zc_fail "VG $zl_vg" "vgchange --addtag"
+        zc_log "VG $zl_vg" "had no machine stamp (made before stamping); stamped zcloud.machine=$zl_machine zcloud.node=$zl_node, metadata only"
+        zl_changed=1
+    fi
+    printf '%s' "$zl_licences" | while IFS='|' read -r zl_dev zl_why; do
+        zc_log "$zl_dev" "may be wiped ($zl_why)"
+    done
     if [ -n "$zl_new" ]; then
         for zl_dev in $zl_new; do
             zc_wipe_signatures "$zl_dev" "$zl_dev"
@@ -224,7 +298,8 @@ zl_apply() {
             zc_log "VG $zl_vg" "extended with $zl_new"
         else
             # shellcheck disable=SC2086 # device list, one word each
-            vgcreate --quiet -- "$zl_vg" $zl_new </dev/null || zc_fail "VG $zl_vg" "vgcreate $zl_new"
+            # shellcheck disable=SC2046 # the tag options, two words each
+            vgcreate --quiet $(zl_stamp_tags) -- "$zl_vg" $zl_new </dev/null || zc_fail "VG $zl_vg" "vgcreate $zl_new"
             zc_log "VG $zl_vg" "created with $zl_new"
         fi
         zl_changed=1
@@ -245,11 +320,11 @@ zl_apply() {
 }
 
 zl_apply_thin() {
-    if lvs -- "$zl_vg/$zl_thin_pool" </dev/null >/dev/null 2>&1; then
+    if lvs --nohints -- "$zl_vg/$zl_thin_pool" </dev/null >/dev/null 2>&1; then
         zc_log "VG $zl_vg" "thin pool $zl_thin_pool present, no change"
         return 0
     fi
-    lvcreate --quiet --yes -l "$zl_thin_percent%VG" -T -- "$zl_vg/$zl_thin_pool" </dev/null ||
+    lvcreate --nohints --quiet --yes -l "$zl_thin_percent%VG" -T -- "$zl_vg/$zl_thin_pool" </dev/null ||
         zc_fail "VG $zl_vg" "lvcreate thin pool $zl_thin_pool"
     zc_log "VG $zl_vg" "thin pool $zl_thin_pool created with $zl_thin_percent% of the VG"
     zl_changed=1
@@ -262,6 +337,8 @@ zl_release() {
         zc_log "VG $zl_vg" "does not exist, nothing to release"
         return 0
     fi
+    zl_machine=$(zc_machine_id) || zc_die "VG $zl_vg" "this machine has no /etc/machine-id to check the VG's stamp with"
+    zl_guard_stamp "$zl_vg" "$zl_machine" || exit 1
     zl_lvs=$(zl_vg_lvs "$zl_vg")
     zl_pools='' zl_blocking=''
     for zl_line in $zl_lvs; do
@@ -284,7 +361,7 @@ zl_release() {
         zc_die "VG $zl_vg" "has a missing PV ($zl_pv_missing); repair it by hand"
     fi
     for zl_lv in $zl_pools; do
-        lvremove --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
+        lvremove --nohints --quiet --yes -- "$zl_vg/$zl_lv" </dev/null || zc_fail "VG $zl_vg" "lvremove $zl_lv"
         zc_log "VG $zl_vg" "empty thin pool $zl_lv removed"
     done
     vgremove --quiet -- "$zl_vg" </dev/null || zc_fail "VG $zl_vg" "vgremove"

@@ -282,7 +282,7 @@ export function assertRefused(r: RunResult, line: string): void {
  * A stack file whose LVM storages' nodes are all this host over the test sshd on `port` (each
  * device list its own "node"; the nodes of a storage share its VG).
  */
-export function localLvmStack(port: number, storages: Array<{ name: string; hosts: Record<string, string[]>; wipe: boolean }>): string {
+export function localLvmStack(port: number, storages: Array<{ name: string; hosts: Record<string, string[]>; wipe: boolean | Record<string, string[]> }>): string {
     const nodes = storages.flatMap((s) => Object.keys(s.hosts));
     return [
         "config:",
@@ -299,7 +299,7 @@ export function localLvmStack(port: number, storages: Array<{ name: string; host
             `    - name: ${s.name}`,
             "      hosts:",
             ...Object.entries(s.hosts).map(([n, devs]) => `        ${n}: [${devs.join(", ")}]`),
-            `      wipe: ${s.wipe}`,
+            `      wipe: ${JSON.stringify(s.wipe)}`,
         ]),
         "",
     ].join("\n");

@@ -6,6 +6,7 @@
 import { after, before, beforeEach, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
 import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
 
@@ -20,6 +21,13 @@ const vg = `zcloud-${storage}`;
 /** Storage with `wipe: true`, for the refusals that wipe must not lift. */
 const wipeStorage = `nodetestwipe-${suffix}`;
 const wipeVg = `zcloud-${wipeStorage}`;
+/** Storage whose `wipe` names one device of one node. */
+const mapStorage = `nodetestmap-${suffix}`;
+const mapVg = `zcloud-${mapStorage}`;
+/** This machine's identity: the stamp the script puts on the VGs it makes. */
+const machine = readFileSync("/etc/machine-id", "utf8").trim();
+/** Another machine's identity, for a VG made elsewhere (a shared LUN, a disk moved over). */
+const otherMachine = "0123456789abcdef0123456789abcdef";
 const missing = `/dev/zcloud-nodetest-missing-${suffix}`;
 const wwnName = `wwn-0xzcloudtest${suffix}`;
 const ataName = `ata-ZCLOUD_TEST_${suffix}`;
@@ -32,10 +40,11 @@ let planned: Map<string, PlannedNodeCommand>;
  * them this host, over the test sshd), and all nodes of a storage share its VG, so running node
  * X's command reconciles the VG to X's device list. One plan run for the whole file.
  */
-function stackYaml(hosts: Record<string, string[]>, wipeHosts: Record<string, string[]>): string {
+function stackYaml(hosts: Record<string, string[]>, wipeHosts: Record<string, string[]>, mapHosts: Record<string, string[]>): string {
     return localLvmStack(h.port, [
         { name: storage, hosts, wipe: false },
         { name: wipeStorage, hosts: wipeHosts, wipe: true },
+        { name: mapStorage, hosts: mapHosts, wipe: { "m-bc": [c] } },
     ]);
 }
 
@@ -53,10 +62,15 @@ before(async () => {
         "n-byid": [byId(ataName), b, c],
         "n-missing": [missing],
     };
-    const wipeHosts = { "w-b": [b] };
-    const cmds = await plannedNodeCommands(stackYaml(hosts, wipeHosts));
+    const wipeHosts = { "w-b": [b], "w-bc": [b, c] };
+    const mapHosts = { "m-b": [b], "m-bc": [b, c] };
+    const cmds = await plannedNodeCommands(stackYaml(hosts, wipeHosts, mapHosts));
     planned = new Map(cmds.map((cmd) => [cmd.node, cmd]));
-    for (const [node, st] of [...Object.keys(hosts).map((n) => [n, storage]), ...Object.keys(wipeHosts).map((n) => [n, wipeStorage])]) {
+    for (const [node, st] of [
+        ...Object.keys(hosts).map((n) => [n, storage]),
+        ...Object.keys(wipeHosts).map((n) => [n, wipeStorage]),
+        ...Object.keys(mapHosts).map((n) => [n, mapStorage]),
+    ]) {
         const cmd = planned.get(node);
         assert.ok(cmd, `no planned disk command for node ${node}`);
         assert.equal(cmd.name, `${st}-${node}-disks`);
@@ -107,6 +121,13 @@ function lvs(): string[] {
     return h.local("lvs", ["--noheadings", "-o", "lv_name", vg]).split(/\s+/).filter(Boolean);
 }
 
+/** The VG's LVM tags, sorted. */
+function tags(name: string): string[] {
+    return h.local("vgs", ["--noheadings", "-o", "vg_tags", name]).trim().split(",").filter(Boolean).sort();
+}
+
+const stamp = (node: string, by = machine) => [`zcloud.machine=${by}`, `zcloud.node=${node}`];
+
 /** Signature types wipefs finds on dev, comma separated ("" when clean). */
 function signatures(dev: string): string {
     return h.local("wipefs", ["--noheadings", "--output", "TYPE", dev]).split(/\s+/).filter(Boolean).join(",");
@@ -127,12 +148,47 @@ test("harness: root over the test sshd, stdin reaches the remote command, one st
     assert.equal(r.stdout, "0\nfrom stdin\n1\n");
 });
 
-test("apply on a clean device creates the PV and the VG", async () => {
+test("apply on a clean device creates the PV and the VG, stamped with this machine and the node", async () => {
     const r = await apply("n-a");
     ok(r);
     assert.deepEqual(zcloudLines(r.stdout), [...noById(a), `zcloud: VG ${vg}: created with ${a}`]);
     assert.deepEqual(pvs(), { [a]: vg });
     assert.equal(signatures(a), "LVM2_member");
+    assert.deepEqual(tags(vg), stamp("n-a"));
+});
+
+test("a VG stamped by another machine is neither adopted, extended nor released", async () => {
+    h.local("vgcreate", ["-q", "--addtag", `zcloud.machine=${otherMachine}`, "--addtag", "zcloud.node=node1", vg, a]);
+    h.local("lvcreate", ["--driverloaded", "n", "-an", "-Zn", "-L", "8m", "-n", "data", vg]);
+    const seq = seqno();
+    const line = `zcloud: VG ${vg}: refused: is stamped by another machine (zcloud.machine=${otherMachine}, zcloud.node=node1; this machine is ${machine}); a node never adopts or releases another node's VG`;
+    refused(await apply("n-a"), line);
+    refused(await apply("n-ab"), line);
+    refused(await release(), line);
+    assert.equal(seqno(), seq);
+    assert.deepEqual(pvs(), { [a]: vg });
+    assert.equal(signatures(b), "");
+    assert.deepEqual(lvs(), ["data"]);
+});
+
+test("a VG without a stamp (made by the previous program) is stamped in place on the next apply, data untouched", async () => {
+    h.local("vgcreate", ["-q", vg, a]);
+    makeLv("data");
+    const seq = seqno();
+    const r = await apply("n-a");
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        ...noById(a),
+        `zcloud: ${a}: in VG ${vg}, no change`,
+        `zcloud: VG ${vg}: had no machine stamp (made before stamping); stamped zcloud.machine=${machine} zcloud.node=n-a, metadata only`,
+    ]);
+    assert.deepEqual(tags(vg), stamp("n-a"));
+    assert.equal(seqno(), seq + 1);
+    assert.deepEqual(lvs(), ["data"]);
+    assert.deepEqual(pvs(), { [a]: vg });
+    // Stamped once: the next run is a no-change run.
+    assert.deepEqual(zcloudLines((await apply("n-a")).stdout).slice(-1), [`zcloud: VG ${vg}: no change`]);
+    assert.equal(seqno(), seq + 1);
 });
 
 test("re-running apply prints no-change decisions and changes nothing", async () => {
@@ -189,15 +245,52 @@ test("removing a device that holds extents is refused and changes nothing", asyn
 test("a device with a filesystem signature is refused and left untouched unless wipe", async () => {
     h.local("mkfs.ext4", ["-q", "-F", b]);
     const r = await apply("n-b");
-    refused(r, `zcloud: ${b}: refused: carries signatures (ext4); set wipe: true to allow wiping them`);
+    refused(r, `zcloud: ${b}: refused: carries signatures (ext4); set wipe: true or list the device under wipe.n-b to allow wiping it`);
     assert.equal(signatures(b), "ext4");
     assert.deepEqual(pvs(), {});
 
     const w = await apply("w-b");
     ok(w);
-    assert.deepEqual(zcloudLines(w.stdout), [...noById(b), `zcloud: ${b}: wiped signatures (ext4)`, `zcloud: VG ${wipeVg}: created with ${b}`]);
+    assert.deepEqual(zcloudLines(w.stdout), [
+        ...noById(b),
+        `zcloud: ${b}: may be wiped (wipe: true, VG ${wipeVg} is created by this run)`,
+        `zcloud: ${b}: wiped signatures (ext4)`,
+        `zcloud: VG ${wipeVg}: created with ${b}`,
+    ]);
     assert.deepEqual(pvs(), { [b]: wipeVg });
     assert.equal(signatures(b), "LVM2_member");
+});
+
+test("wipe: true is no standing licence: a device with a filesystem added to an existing VG is refused, its data kept", async () => {
+    ok(await apply("w-b"));
+    h.local("mkfs.ext4", ["-q", "-F", c]);
+    h.local("debugfs", ["-w", "-R", "mkdir keep-me", c]);
+    const seq = Number(h.local("vgs", ["--noheadings", "-o", "vg_seqno", wipeVg]).trim());
+    const r = await apply("w-bc");
+    refused(r, `zcloud: ${c}: refused: carries signatures (ext4); VG ${wipeVg} exists on this node, so only a device listed under wipe.w-bc may be wiped`);
+    assert.equal(signatures(c), "ext4");
+    assert.match(h.local("debugfs", ["-R", "ls -l /", c]), /keep-me/);
+    assert.deepEqual(pvs(), { [b]: wipeVg });
+    assert.equal(Number(h.local("vgs", ["--noheadings", "-o", "vg_seqno", wipeVg]).trim()), seq);
+});
+
+test("a device listed under wipe.<node> is wiped when it joins an existing VG; a device not listed is not", async () => {
+    h.local("mkfs.ext4", ["-q", "-F", b]);
+    refused(await apply("m-b"), `zcloud: ${b}: refused: carries signatures (ext4); set wipe: true or list the device under wipe.m-b to allow wiping it`);
+    h.local("wipefs", ["-q", "-a", b]);
+    ok(await apply("m-b"));
+    h.local("mkfs.ext4", ["-q", "-F", c]);
+    const r = await apply("m-bc");
+    ok(r);
+    assert.deepEqual(zcloudLines(r.stdout), [
+        ...noById(b),
+        ...noById(c),
+        `zcloud: ${b}: in VG ${mapVg}, no change`,
+        `zcloud: ${c}: may be wiped (listed under wipe.m-bc)`,
+        `zcloud: ${c}: wiped signatures (ext4)`,
+        `zcloud: VG ${mapVg}: extended with ${c}`,
+    ]);
+    assert.deepEqual(pvs(), { [b]: mapVg, [c]: mapVg });
 });
 
 test("a mounted device is refused even with wipe", async () => {
@@ -230,16 +323,19 @@ test("a device with a partition that is an LVM PV is refused even with wipe", as
 
 test("a partition table alone is a signature: refused unless wipe", async () => {
     h.partition(b);
-    refused(await apply("n-b"), `zcloud: ${b}: refused: carries signatures (gpt,gpt,PMBR); set wipe: true to allow wiping them`);
+    refused(await apply("n-b"), `zcloud: ${b}: refused: carries signatures (gpt,gpt,PMBR); set wipe: true or list the device under wipe.n-b to allow wiping it`);
     assert.deepEqual(pvs(), {});
 });
 
-test("a PV of another VG is refused even with wipe", async () => {
+test("a PV of another VG, with or without volumes, is refused even with wipe", async () => {
     const other = `other-${suffix}`;
     h.local("vgcreate", ["-q", other, b]);
-    const r = await apply("w-b");
-    refused(r, `zcloud: ${b}: refused: is a PV of another VG (${other})`);
+    refused(await apply("w-b"), `zcloud: ${b}: refused: is a PV of another VG (${other})`);
+    h.local("lvcreate", ["--driverloaded", "n", "-an", "-Zn", "-L", "8m", "-n", "data", other]);
+    refused(await apply("w-b"), `zcloud: ${b}: refused: is a PV of another VG (${other})`);
+    refused(await apply("m-bc"), `zcloud: ${b}: refused: is a PV of another VG (${other})`);
     assert.deepEqual(pvs(), { [b]: other });
+    assert.equal(h.local("lvs", ["--noheadings", "-o", "lv_name", other]).trim(), "data");
 });
 
 test("a Ceph OSD (bluestore label) is refused even with wipe", async () => {

@@ -48,7 +48,7 @@ describe("LVM graph", () => {
         assert.deepEqual(names, ["hdd-node3-disks", "ssd-node1-disks", "ssd-node2-disks"]);
         const cmd = resourceNamed(run, "ssd-node2-disks");
         assert.equal(cmd.inputs.update, undefined, "an update runs create again: the same idempotent script, stored once");
-        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-ssd \/dev\/disk\/by-id\/wwn-0x2 \/dev\/disk\/by-id\/wwn-0x3$/);
+        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-ssd --node node2 \/dev\/disk\/by-id\/wwn-0x2 \/dev\/disk\/by-id\/wwn-0x3$/);
         assert.match(String(cmd.inputs.delete), / lvm-reconcile release --vg zcloud-ssd$/);
         assert.ok(String(cmd.inputs.create).startsWith("sh -c '"), "root runs without sudo");
         assert.equal(cmd.deleteBeforeReplace, true);
@@ -58,7 +58,7 @@ describe("LVM graph", () => {
         const cmd = resourceNamed(run, "hdd-node3-disks");
         assert.ok(String(cmd.inputs.create).startsWith("sudo -n sh -c '"));
         assert.ok(String(cmd.inputs.delete).startsWith("sudo -n sh -c '"));
-        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-hdd --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
+        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-hdd --node node3 --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
     });
 
     test("the label of a node depends on that node's disk command and nothing else of another node", () => {
@@ -191,7 +191,7 @@ describe("LVM config changes", () => {
         assert.equal(bad.error?.kind, "config");
         assert.deepEqual(bad.error?.issues, [
             { path: "lvm[1].hosts.node1[0]", message: '"sdb" is not an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4' },
-            { path: "lvm[1].wipe", message: 'must be true or false, not string "yes"' },
+            { path: "lvm[1].wipe", message: '"yes" is not true, false or a map of node to the declared devices that may be wiped, e.g. { node2: [/dev/sdc] }' },
             { path: "lvm[0].hosts.node9", message: 'node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address' },
         ]);
     });

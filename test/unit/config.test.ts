@@ -31,6 +31,8 @@ describe("config: valid", () => {
         assert.deepEqual(m.ssh, { user: "root", port: 22, privateKey: "k", hostKeys: { node1: key, node2: key, node3: key }, bastion: undefined });
         assert.deepEqual(m.lvm[0].thin, { overprovisionRatio: 4, poolPercent: 90, snapshots: false });
         assert.equal(m.lvm[0].wipe, false);
+        assert.equal(m.cephfs[0].wipe, false);
+        assert.equal(m.iscsi[0].wipe, false);
         assert.equal(m.cephfs[0].replicas, 2, "min(3, hosts)");
         assert.equal(m.iscsi[0].lun, 0);
         assert.equal(m.nfs[0].onDelete, "archive");
@@ -72,6 +74,16 @@ describe("config: each rule reports its key path and a fix", () => {
         ["unique names across types", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }], nfs: [{ name: "a", server: "s", path: "/x" }] }, ['nfs[0].name: "a" is already used by lvm[0]; StorageClass names must be unique across all storage types']],
         ["one default", { ...base(), lvm: [{ name: "a", default: true, hosts: { node1: ["/dev/sdb"] } }], nfs: [{ name: "b", default: true, server: "s", path: "/x" }] }, ["nfs[0].default: only one StorageClass can be the default and lvm[0] (a) already is; set default: false on one of them"]],
         ["unknown node", { ...base(), lvm: [{ name: "a", hosts: { node9: ["/dev/sdb"] } }] }, ['lvm[0].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address']],
+        ["wipe neither a boolean nor a map", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] }, wipe: "yes" }] }, ['lvm[0].wipe: "yes" is not true, false or a map of node to the declared devices that may be wiped, e.g. { node2: [/dev/sdc] }']],
+        ["wipe map with an empty list", { ...base(), cephfs: [{ name: "a", hosts: { node1: ["/dev/sdb"] }, wipe: { node1: [] } }] }, ["cephfs[0].wipe.node1: must list at least one device (or leave the node out)"]],
+        [
+            "wipe map naming a node or device the storage does not declare",
+            { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"], node2: ["/dev/sdb"] }, wipe: { node1: ["/dev/sdb", "/dev/sdc"], node3: ["/dev/sdb"] } }] },
+            [
+                "lvm[0].wipe.node1[1]: /dev/sdc is not declared under lvm[0].hosts.node1; wipe names only devices the storage declares",
+                "lvm[0].wipe.node3: node3 is not under lvm[0].hosts; wipe names only devices the storage declares",
+            ],
+        ],
         ["bad node name", { nodes: { Node_1: { address: "10.0.0.1" } } }, ["nodes.Node_1: must be the Kubernetes node name (lowercase RFC 1123: a-z, 0-9, '-' and '.'), as `kubectl get nodes` shows it"]],
         ["bad address", { nodes: { n1: { address: "10.0.0.256" } } }, ['nodes.n1.address: "10.0.0.256" is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11']],
         ["bad port", { nodes: { n1: { address: "h", port: 70000 } } }, ['nodes.n1.port: 70000 is not a TCP port, a whole number from 1 to 65535']],

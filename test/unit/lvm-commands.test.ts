@@ -22,7 +22,7 @@ function wordsOf(command: string): string[] {
 }
 
 test("apply: the shell receives lib.sh + lvm-reconcile.sh, the name and the arguments in order", () => {
-    const cmd = lvmApplyCommand({ vg: "zcloud-fast", devices: ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"], wipe: false }, false);
+    const cmd = lvmApplyCommand({ vg: "zcloud-fast", node: "node1", devices: ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"], wipe: false }, false);
     assert.ok(cmd.startsWith("sh -c '"), cmd.slice(0, 20));
     assert.deepEqual(wordsOf(cmd), [
         "-c",
@@ -31,13 +31,15 @@ test("apply: the shell receives lib.sh + lvm-reconcile.sh, the name and the argu
         "apply",
         "--vg",
         "zcloud-fast",
+        "--node",
+        "node1",
         "/dev/sdb",
         "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
     ]);
 });
 
 test("apply with wipe, thin pool and sudo", () => {
-    const cmd = lvmApplyCommand({ vg: "zcloud-a", devices: ["/dev/sdc"], wipe: true, thin: { pool: "thin", percent: 90 } }, true);
+    const cmd = lvmApplyCommand({ vg: "zcloud-a", node: "node1", devices: ["/dev/sdc"], wipe: true, thin: { pool: "thin", percent: 90 } }, true);
     assert.ok(cmd.startsWith("sudo -n sh -c '"));
     assert.deepEqual(wordsOf(cmd).slice(0, 5), ["sudo", "-n", "sh", "-c", shipped]);
     assert.deepEqual(wordsOf(cmd).slice(5), [
@@ -45,7 +47,9 @@ test("apply with wipe, thin pool and sudo", () => {
         "apply",
         "--vg",
         "zcloud-a",
-        "--wipe",
+        "--node",
+        "node1",
+        "--wipe-on-create",
         "--thin-pool",
         "thin",
         "--thin-percent",
@@ -54,23 +58,31 @@ test("apply with wipe, thin pool and sudo", () => {
     ]);
 });
 
+test("a wipe map licenses only the devices it names for this node, each by its own --wipe-device", () => {
+    const wipe = { node1: ["/dev/sdc"], node2: ["/dev/sdb"] };
+    const args = (node: string) => wordsOf(lvmApplyCommand({ vg: "zcloud-a", node, devices: ["/dev/sdb", "/dev/sdc"], wipe }, false)).slice(3);
+    assert.deepEqual(args("node1"), ["apply", "--vg", "zcloud-a", "--node", "node1", "--wipe-device", "/dev/sdc", "/dev/sdb", "/dev/sdc"]);
+    assert.deepEqual(args("node2"), ["apply", "--vg", "zcloud-a", "--node", "node2", "--wipe-device", "/dev/sdb", "/dev/sdb", "/dev/sdc"]);
+    assert.deepEqual(args("node3"), ["apply", "--vg", "zcloud-a", "--node", "node3", "/dev/sdb", "/dev/sdc"]);
+});
+
 test("apply quotes device paths with shell metacharacters as single words", () => {
     const odd = "/dev/disk/by-path/x'$(touch /nonexistent);y";
-    const cmd = lvmApplyCommand({ vg: "zcloud-a", devices: [odd], wipe: false }, false);
+    const cmd = lvmApplyCommand({ vg: "zcloud-a", node: "node1", devices: [odd], wipe: false }, false);
     assert.deepEqual(wordsOf(cmd).slice(-1), [odd]);
 });
 
 test("apply is deterministic: the same spec gives the same string (no spurious updates)", () => {
-    const spec = { vg: "zcloud-a", devices: ["/dev/sdb", "/dev/sdc"], wipe: false };
+    const spec = { vg: "zcloud-a", node: "node1", devices: ["/dev/sdb", "/dev/sdc"], wipe: false };
     assert.equal(lvmApplyCommand(spec, false), lvmApplyCommand({ ...spec, devices: [...spec.devices] }, false));
     assert.notEqual(lvmApplyCommand(spec, false), lvmApplyCommand({ ...spec, devices: ["/dev/sdc", "/dev/sdb"] }, false));
 });
 
 test("apply refuses specs the script would refuse", () => {
-    assert.throws(() => lvmApplyCommand({ vg: "zcloud-a", devices: [], wipe: false }, false), /zcloud-a: no devices/);
+    assert.throws(() => lvmApplyCommand({ vg: "zcloud-a", node: "node1", devices: [], wipe: false }, false), /zcloud-a: no devices/);
     for (const percent of [0, 101, 12.5]) {
         assert.throws(
-            () => lvmApplyCommand({ vg: "zcloud-a", devices: ["/dev/sdb"], wipe: false, thin: { pool: "t", percent } }, false),
+            () => lvmApplyCommand({ vg: "zcloud-a", node: "node1", devices: ["/dev/sdb"], wipe: false, thin: { pool: "t", percent } }, false),
             /thin percent must be an integer 1\.\.100/,
         );
     }

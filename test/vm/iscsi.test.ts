@@ -19,12 +19,14 @@ const VG = `zcloud-${STORAGE}`;
 const IQN = "iqn.2026-11.io.zcloud.test:vmsan";
 const LUN = 1;
 const USER = "k8s";
+/** The LVM storage that two stacks put on one shared LUN (LUN 2), one node each. */
+const LOCAL = "vmlocal";
 const LVM = "--config global/use_lvmlockd=1";
 /** Fresh every run, so a search for them finds only what this run left. */
 const password1 = `pw1-${crypto.randomBytes(9).toString("hex")}`;
 const password2 = `pw2-${crypto.randomBytes(9).toString("hex")}`;
 
-function stackYaml(a: Guest, b: Guest, portals: number[], lun = LUN, storage = STORAGE): string {
+function stackYaml(a: Guest, b: Guest, portals: number[], lun = LUN, storage = STORAGE, wipe = false): string {
     // Hostnames, not 127.0.0.1 twice: the plan refuses initiators that share a sanlock host id.
     return [
         "config:",
@@ -44,6 +46,26 @@ function stackYaml(a: Guest, b: Guest, portals: number[], lun = LUN, storage = S
         `      lun: ${lun}`,
         `      chap: { username: ${USER}, password: { secure: v1:vmtest-chap } }`,
         "      initiators: [isa, isb]",
+        `      wipe: ${wipe}`,
+        "",
+    ].join("\n");
+}
+
+/**
+ * A stack with one LVM storage on one guest, its device a LUN path: two such stacks (two
+ * environments copied from one another, each fine on its own) list one shared LUN on two nodes,
+ * which no plan can see. Only the node can refuse the second.
+ */
+function localLvmStackYaml(g: Guest, device: string): string {
+    return [
+        "config:",
+        "  zcloud-storage:ssh:",
+        "    user: root",
+        "    privateKey: { secure: v1:vmtest }",
+        `    hostKeys: { ${g.name}: "${g.connection.hostKey}" }`,
+        `  zcloud-storage:nodes: { ${g.name}: { address: localhost, port: ${g.connection.port} } }`,
+        "  zcloud-storage:lvm:",
+        `    - { name: ${LOCAL}, hosts: { ${g.name}: ["${device}"] } }`,
         "",
     ].join("\n");
 }
@@ -83,6 +105,8 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
     let twoPortals: PlanRun;
     let otherLun: PlanRun;
     let ext4Lun: PlanRun;
+    /** A second iSCSI storage (its own stack) on the first one's LUN, with wipe: true. */
+    let secondStorage: PlanRun;
     const timings: string[] = [];
     const timed = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
         const start = Date.now();
@@ -100,7 +124,8 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         twoPortals = await planYaml(stackYaml(a, b, target.ports));
         otherLun = await planYaml(stackYaml(a, b, target.ports.slice(0, 1), 2));
         ext4Lun = await planYaml(stackYaml(a, b, target.ports.slice(0, 1), 3, "vmfs"));
-        for (const run of [onePortal, twoPortals, otherLun, ext4Lun]) {
+        secondStorage = await planYaml(stackYaml(a, b, target.ports.slice(0, 1), LUN, "vmsan2", true));
+        for (const run of [onePortal, twoPortals, otherLun, ext4Lun, secondStorage]) {
             assert.equal(run.error, undefined, run.error?.message);
         }
     });
@@ -285,6 +310,30 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         assert.ok((await a.check(`vgs --shared --noheadings -o vg_name ${VG}`)).includes(VG));
     });
 
+    it("a second iSCSI storage with wipe: true on the first one's LUN is refused: wipe never wipes a VG with volumes", async () => {
+        const before = await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; lvs --shared --noheadings -o lv_name ${VG}`);
+        const second = planned(secondStorage, "vmsan2-vg");
+        assert.match(second.create, / iscsi-vg apply .* --wipe$/);
+        // While A's lockspace runs, its lease volume holds the LUN and the holder guard refuses first.
+        const held = await a.run(second.create);
+        assert.equal(held.code, 1, held.stdout + held.stderr);
+        assert.match(held.stderr, new RegExp(`^zcloud: /dev/disk/by-path/ip-\\S+-lun-${LUN}: refused: /dev/sd[a-z]+ is held by dm-\\d+\n$`));
+        // A node where the driver's pods (the lock daemons) do not run: nothing holds the LUN.
+        await a.check(`vgchange ${LVM} --lockstop ${VG}`);
+        assert.equal((await a.check(`ls /sys/class/block/$(basename $(readlink -f /dev/disk/by-path/*-lun-${LUN}))/holders`)).trim(), "");
+        const r = await a.run(second.create);
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.match(
+            r.stderr,
+            new RegExp(
+                `^zcloud: /dev/disk/by-path/ip-\\S+-lun-${LUN}: refused: is a PV of VG ${VG}, which holds logical volumes \\(csl-rpc-data, csl-rpc-lock, vol1\\); wipe never wipes a VG with volumes\n$`,
+            ),
+        );
+        assert.equal(zcloud(r.stdout).length, 0, r.stdout);
+        assert.equal(await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; lvs --shared --noheadings -o lv_name ${VG}`), before, "the first storage's VG is untouched");
+        assert.equal((await a.run("test -e /etc/zcloud/iscsi/vmsan2.vg")).code, 1, "nothing recorded for the second storage");
+    });
+
     it("status probe: two portals with their multipath device, then one portal logged out is reported with its node and portal", async () => {
         const [p1, p2] = portalsOf(2);
         const lockspace = (await b.run("pgrep -x sanlock")).code === 0 ? "stopped" : "no-daemon";
@@ -299,5 +348,36 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         const one = await probe(b, 2);
         assert.deepEqual(one.facts.sessions, [{ portal: p1, iqn: IQN }]);
         assert.deepEqual(one.problems, [`degraded: isb: portal ${p2}: no iSCSI session to ${IQN}`, lockspaceProblem]);
+    });
+    it("an LVM storage listing one shared LUN on both guests: the second never adopts or releases the first one's VG", async () => {
+        // After the status probe B has one path to each LUN; LUN 2 is clean (its VG command was refused).
+        const lun2 = `/dev/disk/by-path/ip-${portalsOf(1)[0]}-iscsi-${IQN}-lun-2`;
+        await Promise.all([a, b].map((g) => g.check(`udevadm settle; test -b ${lun2}`)));
+        const [onA, onB] = await Promise.all([a, b].map((g) => planYaml(localLvmStackYaml(g, lun2))));
+        for (const run of [onA, onB]) {
+            assert.equal(run.error, undefined, run.error?.message);
+        }
+        const disks = (run: PlanRun, g: Guest) => planned(run, `${LOCAL}-${g.name}-disks`);
+        const [idA, idB] = await Promise.all([a, b].map(async (g) => (await g.check("cat /etc/machine-id")).trim()));
+        assert.notEqual(idA, idB);
+        const localVg = `zcloud-${LOCAL}`;
+
+        ok(await a.run(disks(onA, a).create));
+        assert.equal((await a.check(`vgs --noheadings -o vg_tags ${localVg}`)).trim(), `zcloud.machine=${idA},zcloud.node=isa`);
+        await a.check(`lvcreate -an -Zn -L 8m -n data ${localVg}`);
+        const state = `vgs --noheadings -o vg_uuid,vg_seqno,vg_tags ${localVg}; lvs --noheadings -o lv_name ${localVg}; pvs --noheadings -o pv_name,vg_name`;
+        const before = await a.check(state);
+
+        const line = `zcloud: VG ${localVg}: refused: is stamped by another machine (zcloud.machine=${idA}, zcloud.node=isa; this machine is ${idB}); a node never adopts or releases another node's VG\n`;
+        for (const cmd of [disks(onB, b).create, disks(onB, b).delete]) {
+            const r = await b.run(cmd);
+            assert.equal(r.code, 1, r.stdout + r.stderr);
+            assert.equal(r.stderr, line);
+            assert.equal(r.stdout, "");
+        }
+        assert.equal(await a.check(state), before, "A's VG, its LV and its PV are untouched");
+        // A's own release still refuses while the LV exists: the stamp never weakens the LV guard.
+        const released = await a.run(disks(onA, a).delete);
+        assert.equal(released.stderr, `zcloud: VG ${localVg}: refused: holds logical volumes (data); remove them first\n`);
     });
 });

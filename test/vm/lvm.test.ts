@@ -249,12 +249,12 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         const thick = planned.get("lvm-a")!;
         assert.equal(thick.name, `${THICK}-lvm-a-disks`);
         assert.match(thick.create, /^sh -c '/);
-        assert.match(thick.create, / lvm-reconcile apply --vg zcloud-vmthick \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
+        assert.match(thick.create, / lvm-reconcile apply --vg zcloud-vmthick --node lvm-a \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
         assert.match(thick.delete, /^sh -c '.* lvm-reconcile release --vg zcloud-vmthick$/s);
         const thin = planned.get("lvm-b")!;
         assert.equal(thin.name, `${THIN}-lvm-b-disks`);
         assert.match(thin.create, /^sudo -n sh -c '/);
-        assert.match(thin.create, / lvm-reconcile apply --vg zcloud-vmthin --thin-pool pool --thin-percent 80 \/dev\/disk\/by-id\/virtio-b-sdb$/);
+        assert.match(thin.create, / lvm-reconcile apply --vg zcloud-vmthin --node lvm-b --thin-pool pool --thin-percent 80 \/dev\/disk\/by-id\/virtio-b-sdb$/);
         assert.match(thin.delete, /^sudo -n sh -c '.* lvm-reconcile release --vg zcloud-vmthin$/s);
     });
 
@@ -465,7 +465,7 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
 
     describe("device classes on lvm-b (root): the script as the program renders it", () => {
         const classVg = "zcloud-vmclass";
-        const apply = (dev: string) => lvmApplyCommand({ vg: classVg, devices: [dev], wipe: false }, false);
+        const apply = (dev: string) => lvmApplyCommand({ vg: classVg, node: "node2", devices: [dev], wipe: false }, false);
 
         it("an LVM logical volume is refused before any change", async () => {
             const disk = b.disks["b-sdc"];

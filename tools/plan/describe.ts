@@ -18,6 +18,14 @@ export function nodeCommandArgs(command: unknown): string {
     return m ? m[1] : "";
 }
 
+/** Options of the disk scripts that take a value (a `--wipe-device` value is no extra device). */
+const valueOptions = new Set(["--vg", "--node", "--wipe-device", "--fsid", "--thin-pool", "--thin-percent"]);
+
+/** The declared devices among a disk command's argument words: `/dev/...` words that are no option's value. */
+export function diskCommandDevices(words: string[]): string[] {
+    return words.filter((w, k) => w.startsWith("/dev/") && !valueOptions.has(words[k - 1]));
+}
+
 /** `local-fast-node3-disks` with parent `local-fast` -> node3. */
 export function nodeOf(r: PlannedResource): string | undefined {
     const storage = urnName(r.parent);
@@ -37,7 +45,7 @@ export function describe(r: PlannedResource): string {
             const node = nodeOf(r);
             return node ? `${urnName(r.parent)} login ${node} [${lun}]` : `${urnName(r.parent)} shared VG ${args[args.indexOf("--vg") + 1]} [${lun}]`;
         }
-        const devices = args.filter((a) => a.startsWith("/dev/"));
+        const devices = diskCommandDevices(args);
         return `${urnName(r.parent)} prepare ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
     }
     if (r.type === "kubernetes:core/v1:NodePatch") {
