@@ -26,7 +26,7 @@ export { checkDeviceSingleClaim } from "./rules/device-single-claim";
 export { checkImagePinned, parseImage, unpinnedReason } from "./rules/image-pinned";
 export { checkNodeExclusive } from "./rules/node-exclusive";
 export { checkNoSecretLiterals } from "./rules/no-secret-literals";
-export { checkPrivilegedNamespace } from "./rules/privileged-namespace";
+export { checkPrivilegedNamespace, checkPrivilegedNamespaceObject } from "./rules/privileged-namespace";
 export { checkSingleDefaultClass } from "./rules/single-default-class";
 export { checkSshHostKeyPinned } from "./rules/ssh-host-key-pinned";
 export { displayTypeName, splitUrn } from "./format";
@@ -75,7 +75,7 @@ const namespaceSchema: PolicyConfigSchema = {
             minLength: 1,
             default: DEFAULT_NAMESPACE,
             description:
-                "The storage namespace (zcloud-storage:namespace): the only one where privileged, hostPID, hostIPC or hostNetwork pods may run. Set here, in the pack's config, never read from the stack the pack checks; not a system namespace.",
+                "The storage namespace (zcloud-storage:namespace): the only one where privileged, hostPID, hostIPC or hostNetwork pods may run, and the only privileged Namespace, so a stack that moves zcloud-storage:namespace fails until this is changed too. Set here, in the pack's config, never read from the stack the pack checks; not a system namespace.",
         },
     },
 };
@@ -113,7 +113,7 @@ export const POLICIES: readonly PolicyDef[] = [
     {
         name: "storage-privileged-namespace",
         kind: "resource",
-        description: "Privileged containers and host-namespace pods run only in the storage namespace.",
+        description: "Privileged containers, host-namespace pods and privileged Namespaces only in the storage namespace (a move of it needs this policy's namespace parameter changed).",
         enforcementLevel: "mandatory",
         configSchema: namespaceSchema,
         check: (resource, params) => checkPrivilegedNamespace(resource, params),

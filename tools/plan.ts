@@ -3,6 +3,8 @@ import * as yaml from "js-yaml";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
+import { loopbackAdvisories } from "./plan/loopback";
+import { replaceFile } from "./plan/outFiles";
 import { isNodeCommand, toManifest } from "./plan/manifests";
 import { PlanRun, PlannedResource } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
@@ -10,7 +12,7 @@ import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
-import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInputs";
+import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig } from "./plan/cliInputs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
 
@@ -80,20 +82,19 @@ function failOnError(run: PlanRun, label: string): void {
 }
 
 function writeOut(dir: string, resources: PlannedResource[]): void {
-    const manifests = path.join(dir, "manifests");
-    const commands = path.join(dir, "node-commands");
+    const [manifests, commands] = outSubdirs.map((d) => path.join(dir, d));
     fs.mkdirSync(manifests, { recursive: true });
     fs.mkdirSync(commands, { recursive: true });
     resources.forEach((r, i) => {
         const manifest = toManifest(r);
         if (manifest) {
-            fs.writeFileSync(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
+            replaceFile(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
         }
         if (isNodeCommand(r)) {
             for (const phase of ["create", "update", "delete"] as const) {
                 const text = r.inputs[phase];
                 if (typeof text === "string") {
-                    fs.writeFileSync(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, { mode: 0o755 });
+                    replaceFile(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, 0o755);
                 }
             }
         }
@@ -127,17 +128,22 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
+    const advisories = loopbackAdvisories(run.resources);
+
     if (opts.out) {
         writeOut(opts.out, run.resources);
     }
     if (opts.json) {
-        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause })) : undefined;
+        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
         const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
         run.resources = [];
-        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes });
+        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, advisories: advisories.length ? advisories : undefined });
     } else {
         for (const w of run.warnings) {
             console.log(`warning: ${w}`);
+        }
+        for (const a of advisories) {
+            console.log(`advisory: ${a}`);
         }
         if (baseRun && base) {
             console.log(`Changes from ${path.relative(process.cwd(), base.file)} to ${path.relative(process.cwd(), target.file)}:\n`);

@@ -43,6 +43,53 @@ export function expandedSize(root: unknown, limit: number = yamlLimits.maxValues
     return size(root);
 }
 
+/**
+ * A stack file's line with its values left out: indentation, list dashes and keys stay, every
+ * value (and comment) becomes "…". A YAML error then shows where it is without quoting a secret
+ * (a `secure:` ciphertext, a key pasted in clear) from the lines around it.
+ */
+export function lineStructure(line: string): string {
+    if (line.trim() === "") {
+        return "";
+    }
+    const m = /^(\s*(?:-\s+)*)(?:("[^"]*"|'[^']*'|[^\s#"'{}[\],&*!|>%@`-][^\s]*?|-\S+?):(?=\s|$))?(.*)$/.exec(line)!;
+    const [, lead, key, rest] = m;
+    const value = rest.trim() === "" ? "" : rest.trimStart().startsWith("#") && key === undefined ? "# …" : "…";
+    return key === undefined ? `${lead}${value}` : `${lead}${key}:${value ? ` ${value}` : ""}`;
+}
+
+/** Lines js-yaml shows around an error (its snippet's defaults). */
+const linesBefore = 3;
+const linesAfter = 2;
+
+/**
+ * js-yaml's message with its snippet rebuilt from the lines' structure only (lineStructure); the
+ * caret stays under the error's column, or under the "…" that stands for the value it is in.
+ */
+export function yamlErrorText(e: yaml.YAMLException, text: string): string {
+    const mark = e.mark as { line?: number; column?: number } | undefined;
+    if (typeof e.reason !== "string" || mark?.line === undefined || mark.column === undefined) {
+        return "cannot be parsed";
+    }
+    const lines = text.split(/\r?\n/);
+    if (lines.length > 1 && lines[lines.length - 1] === "" && mark.line < lines.length - 1) {
+        lines.pop(); // the "line" after the final newline
+    }
+    const first = Math.max(0, mark.line - linesBefore);
+    const last = Math.min(lines.length - 1, mark.line + linesAfter);
+    const width = String(last + 1).length;
+    const prefix = (n: number) => ` ${String(n + 1).padStart(width)} | `;
+    const snippet: string[] = [];
+    for (let n = first; n <= last; n++) {
+        const shown = lineStructure(lines[n]);
+        snippet.push(`${prefix(n)}${shown}`.trimEnd());
+        if (n === mark.line) {
+            snippet.push(`${"-".repeat(prefix(n).length + Math.max(0, Math.min(mark.column, shown.length - 1)))}^`);
+        }
+    }
+    return `${e.reason} (${mark.line + 1}:${mark.column + 1}); values are not shown\n\n${snippet.join("\n")}`;
+}
+
 /** Parses one YAML document within yamlLimits; `source` names the file in messages. */
 export function loadBoundedYaml(text: string, source: string): unknown {
     const bytes = Buffer.byteLength(text, "utf8");
@@ -53,7 +100,7 @@ export function loadBoundedYaml(text: string, source: string): unknown {
     try {
         doc = yaml.load(text, { json: false });
     } catch (e) {
-        throw new YamlError(`${source} is not valid YAML: ${(e as Error).message}`);
+        throw new YamlError(`${source} is not valid YAML: ${yamlErrorText(e as yaml.YAMLException, text)}`);
     }
     const values = expandedSize(doc);
     if (values === Infinity) {

@@ -255,9 +255,9 @@ describe("item 8: YAML is bounded", () => {
         assert.equal(expandedSize(doc), 1 + 3 + 1 + 3 + 3);
     });
 
-    test("a duplicate key is refused with its line", () => {
+    test("a duplicate key is refused with its line (keys shown, values not)", () => {
         assert.throws(() => readStackDocument("config:\n  zcloud-storage:lvm: []\n  zcloud-storage:lvm: [{ name: a }]\n", "dup.yaml"), {
-            message: ["dup.yaml is not valid YAML: duplicated mapping key (3:3)", "", " 1 | config:", " 2 |   zcloud-storage:lvm: []", " 3 |   zcloud-storage:lvm: [{ name: a }]", "-------^"].join("\n"),
+            message: ["dup.yaml is not valid YAML: duplicated mapping key (3:3); values are not shown", "", " 1 | config:", " 2 |   zcloud-storage:lvm: …", " 3 |   zcloud-storage:lvm: …", "-------^"].join("\n"),
         });
     });
 });

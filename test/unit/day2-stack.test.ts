@@ -71,6 +71,21 @@ describe("day-2 stack reading is plan's", () => {
         assert.equal(refusal(`${dir}/`), `stack file ${dir}/: not a file`);
     });
 
+    test("a stack file that is a symbolic link, or reached through one, is refused as plan refuses it", () => {
+        const real = stackFile("real", base);
+        const link = path.join(dir, "Pulumi.link.yaml");
+        fs.symlinkSync(real, link);
+        const linkedDir = path.join(dir, "linked");
+        fs.symlinkSync(dir, linkedDir);
+        const through = path.join(linkedDir, "Pulumi.real.yaml");
+        const why = "a stack file is read only through real directories and files, never through a link";
+        assert.equal(refusal(link), `stack file ${link}: ${link} is a symbolic link; ${why}`);
+        assert.equal(refusal(through), `stack file ${through}: ${linkedDir} is a symbolic link; ${why}`);
+        for (const arg of [link, through]) {
+            assert.equal(refusal(arg), planRefusal(arg), arg);
+        }
+    });
+
     test("an unknown namespace or provider key is refused, as the program refuses it", () => {
         const file = stackFile("ns", [...base, "  zcloud-storge:lvm: []", "  kubernetes:contxt: prod"]);
         assert.equal(

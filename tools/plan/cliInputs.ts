@@ -22,6 +22,7 @@ export function isStackPath(arg: string): boolean {
  */
 export function resolveStackArg(arg: string, stacksDir: string, label = "stack"): string {
     if (isStackPath(arg)) {
+        refuseSymlinks(arg, process.cwd(), `${label} file ${arg}`, "a stack file is read only through real directories and files, never through a link");
         let stat: fs.Stats;
         try {
             stat = fs.statSync(arg);
@@ -40,6 +41,7 @@ export function resolveStackArg(arg: string, stacksDir: string, label = "stack")
         );
     }
     const file = path.join(stacksDir, `Pulumi.${arg}.yaml`);
+    refuseSymlinks(file, path.dirname(stacksDir), `${label} "${arg}"`, "a stack file is read only through real directories and files, never through a link");
     if (!fs.existsSync(file)) {
         const known = fs.existsSync(stacksDir)
             ? fs
@@ -52,8 +54,59 @@ export function resolveStackArg(arg: string, stacksDir: string, label = "stack")
     return file;
 }
 
-/** `--out DIR`: DIR is a directory or can be made one, and can be written. Makes nothing. */
+/**
+ * The first symbolic link on `file` as given, its components walked as the kernel does (so
+ * `link/../x` meets `link`), the file itself included; undefined when there is none. An absolute
+ * path's components shared with `root` (where the plan runs, or the project) are not checked:
+ * they are the user's own setup, not a file under review. Walking stops at the first component
+ * that does not exist (the caller reports that).
+ */
+export function firstSymlink(file: string, root: string): string | undefined {
+    const parts = file.split(/[\\/]+/);
+    let current = path.isAbsolute(file) ? path.parse(path.resolve(file)).root : "";
+    const rootParts = path.isAbsolute(file) ? path.resolve(root).split(path.sep).filter(Boolean) : [];
+    let shared = true;
+    for (const [i, part] of parts.filter(Boolean).entries()) {
+        current = current ? path.join(current, part) : part;
+        shared = shared && rootParts[i] === part;
+        if (shared || part === ".") {
+            continue;
+        }
+        let stat: fs.Stats;
+        try {
+            stat = fs.lstatSync(current);
+        } catch {
+            return undefined;
+        }
+        if (stat.isSymbolicLink()) {
+            return current;
+        }
+    }
+    return undefined;
+}
+
+/** Refuses `file` when a symbolic link is on its path: one line naming the argument and the link. */
+function refuseSymlinks(file: string, root: string, what: string, why: string): void {
+    const link = firstSymlink(file, root);
+    if (link !== undefined) {
+        const relative = path.relative(process.cwd(), link);
+        const shown = path.isAbsolute(link) && (relative.startsWith("..") || path.isAbsolute(relative)) ? link : relative;
+        throw new CliInputError(`${what}: ${shown} is a symbolic link; ${why}`);
+    }
+}
+
+/** What `--out` writes into DIR: these directories, each a real one (a link is refused). */
+export const outSubdirs = ["manifests", "node-commands"] as const;
+
+/**
+ * `--out DIR`: DIR is a directory or can be made one, and can be written. Makes nothing. Neither
+ * DIR, a directory on its path, nor its manifests/ or node-commands/ may be a symbolic link: the
+ * plan would write where the link points (files in them are replaced, never written through).
+ */
 export function checkOutDir(dir: string): void {
+    for (const target of [dir, ...outSubdirs.map((d) => path.join(dir, d))]) {
+        refuseSymlinks(target, process.cwd(), `--out ${dir}`, "the plan writes only into real directories, never through a link");
+    }
     let existing = path.resolve(dir);
     while (!fs.existsSync(existing)) {
         existing = path.dirname(existing);

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "util";
+import { connectionChanges } from "./connection";
 import { PlannedResource } from "./model";
 
 export type ChangeKind = "create" | "update" | "replace" | "delete";
@@ -12,6 +13,8 @@ export interface Change {
     replaceBecause: string[];
     /** The resource as planned before, for updates and replacements. */
     before?: PlannedResource;
+    /** A node command's connection changes, credentials left out (`connection: address a -> b`). */
+    connection?: string[];
 }
 
 /**
@@ -74,6 +77,16 @@ function replaceReasons(r: PlannedResource, fields: string[]): string[] {
 }
 
 /**
+ * A node command's connection is one secret input, "[secret]" on both sides, so the inputs alone
+ * never show it changed; the engine sees the change (and runs the command again over the new
+ * connection). `connection` is not a replaceOnChanges path of @pulumi/command (only `triggers`
+ * is), so the usual rules make it an update.
+ */
+function withConnectionField(fields: string[], connection: string[]): string[] {
+    return connection.length === 0 || fields.includes("connection") ? fields : [...fields, "connection"].sort();
+}
+
+/**
  * What `pulumi up` would do to go from `before` to `after`, by URN. Components appear only when
  * created or deleted (they have no inputs of their own).
  */
@@ -90,12 +103,20 @@ export function diffPlans(before: PlannedResource[], after: PlannedResource[]): 
         if (!r.custom) {
             continue;
         }
-        const fields = changedPaths(prev.inputs, r.inputs, "", 3);
+        const connection = connectionChanges(prev, r);
+        const fields = withConnectionField(changedPaths(prev.inputs, r.inputs, "", 3), connection);
         if (fields.length === 0) {
             continue;
         }
         const replaceBecause = replaceReasons(r, fields);
-        changes.push({ kind: replaceBecause.length ? "replace" : "update", resource: r, fields, replaceBecause, before: prev });
+        changes.push({
+            kind: replaceBecause.length ? "replace" : "update",
+            resource: r,
+            fields,
+            replaceBecause,
+            before: prev,
+            ...(connection.length ? { connection } : {}),
+        });
     }
     for (const r of old.values()) {
         changes.push({ kind: "delete", resource: r, fields: [], replaceBecause: [] });

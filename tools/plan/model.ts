@@ -39,3 +39,6 @@ export interface PlanRun {
 }
 
 export const secretMarker = "[secret]";
+
+/** Credential fields of a remote connection; kept hidden even where a secret object is opened. */
+export const credentialKeys: ReadonlySet<string> = new Set(["privateKey", "password", "privateKeyPassword"]);

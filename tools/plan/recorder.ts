@@ -2,7 +2,7 @@ import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
 import { declareSecurePaths } from "../../components/config/load";
-import { PlanConfig, PlannedResource, secretMarker } from "./model";
+import { credentialKeys, PlanConfig, PlannedResource, secretMarker } from "./model";
 
 // The SDK's wire format marks secrets with this signature key/value pair.
 const sigKey = "4dabf18193072939515e22adb298388d";
@@ -23,9 +23,6 @@ export function redact(value: unknown): unknown {
     }
     return value === unknownValue ? "[unknown]" : value;
 }
-
-/** Credential fields of a remote connection; kept hidden even where a secret object is opened. */
-const credentialKeys = new Set(["privateKey", "password", "privateKeyPassword"]);
 
 /**
  * What a CrossGuard policy sees: values as they are, secret objects opened (a remote command's

@@ -76,7 +76,8 @@ export function renderChanges(changes: Change[]): string {
                   ? `: ${c.fields.join(", ")} changed`
                   : "";
         const line = `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
-        return [line, ...changeNotes(c).map((n) => `${" ".repeat(26)}note: ${n}`)].join("\n");
+        const indent = " ".repeat(26);
+        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...changeNotes(c).map((n) => `${indent}note: ${n}`)].join("\n");
     });
     const counts = order
         .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)

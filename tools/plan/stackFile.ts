@@ -28,10 +28,20 @@ export function parseStackYaml(text: string, stack: string, source = "stack file
     return { ...readStackDocument(text, source), stack };
 }
 
+/** The file's text; fails (ELOOP) if the file itself became a symbolic link after it was checked. */
+function readNoFollow(file: string): string {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+        return fs.readFileSync(fd, "utf8");
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
 export function loadStackFile(arg: string): { file: string; config: PlanConfig } {
     const file = resolveStackFile(arg);
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
-    return { file, config: parseStackYaml(fs.readFileSync(file, "utf8"), stack, path.relative(process.cwd(), file) || file) };
+    return { file, config: parseStackYaml(readNoFollow(file), stack, path.relative(process.cwd(), file) || file) };
 }
 
 /**
