@@ -35,6 +35,8 @@ export interface CephFsStorageArgs {
     kubeContext?: string;
     /** The stack's kubernetes:kubeconfig (a path or the content), for the drain's kubectl. */
     kubeconfig?: string;
+    /** kubernetes:kubeconfig is a secret: it only travels in the drain's environment. */
+    kubeconfigIsSecret?: boolean;
     /** Bound of each wait of a drain (safe-to-destroy, daemon stop), seconds; default 600. */
     drainTimeoutSeconds?: number;
 }
@@ -90,7 +92,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
                 admin,
                 mgrs,
                 wipe: args.wipe,
-                kube: drainKubeTarget(args.kubeContext, args.kubeconfig),
+                kube: drainKubeTarget(args.kubeContext, args.kubeconfig, args.kubeconfigIsSecret),
                 drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600,
             });
             this.diskCommands[node] = part.disks;

@@ -2,7 +2,7 @@
  * Pure helpers of a CephFS storage (no Pulumi objects): key encoding, monitor count and placement,
  * replica counts, ceph.conf and ceph-csi config rendering, names. Unit-tested without mocks.
  */
-import { createHash } from "crypto";
+import { MonPlacement } from "../naming";
 
 /** Ceph's key type for AES-128 secrets (CEPH_CRYPTO_AES). */
 const cephCryptoAes = 1;
@@ -41,6 +41,10 @@ export function cephKeySecret(key: string): string {
     return record.subarray(12).toString("base64");
 }
 
+// Object names and the daemon ids they carry live below both this folder and the config's
+// collision check (components/naming.ts); re-exported for this folder's modules.
+export { MonPlacement, cephNames, deviceSlug, mdsIds, mgrIds, monCount, monPlacement } from "../naming";
+
 /** The entities whose keys the program generates once and keeps in state (as secrets). */
 export const generatedKeys = ["mon", "admin", "bootstrap-osd", "csi"] as const;
 export type GeneratedKey = (typeof generatedKeys)[number];
@@ -48,29 +52,6 @@ export type GeneratedKey = (typeof generatedKeys)[number];
 /** The Ceph user ceph-csi provisions and mounts with (least privilege, caps of role `csi`). */
 export const csiCephUser = "csi";
 
-/** Monitors: one for one or two hosts (two cannot outvote a failure), three from three hosts. */
-export function monCount(hosts: number): number {
-    if (!Number.isInteger(hosts) || hosts < 1) {
-        throw new Error(`a CephFS storage needs at least one host, got ${hosts}`);
-    }
-    return hosts >= 3 ? 3 : 1;
-}
-
-export interface MonPlacement {
-    /** Mon id: a, b, c (stable; the store and Service are named after it). */
-    id: string;
-    /** The node the mon is pinned to; its store lives there. */
-    node: string;
-}
-
-/**
- * Which nodes hold the mons: the first hosts in name order. Name order, not config order, so
- * reordering the config never moves a mon (its store is on its node).
- */
-export function monPlacement(hosts: string[]): MonPlacement[] {
-    const sorted = [...new Set(hosts)].sort();
-    return sorted.slice(0, monCount(sorted.length)).map((node, i) => ({ id: String.fromCharCode(97 + i), node }));
-}
 
 /**
  * The mons that may start a new cluster (`ceph-mon-init.sh --initial`): the first mon in
@@ -90,13 +71,6 @@ export function monInitArgs(id: string, mons: MonAddress[], initial: string[]): 
     return ["--id", id, ...mons.flatMap((m) => ["--mon", `${m.id}=${m.ip}`]), "--initial", initial.join(",")];
 }
 
-/** Manager daemons: active + standby where there are two hosts, else one. */
-export function mgrIds(hosts: number): string[] {
-    return hosts >= 2 ? ["a", "b"] : ["a"];
-}
-
-/** Metadata servers: one active, one standby. */
-export const mdsIds = ["a", "b"];
 
 /** Pool size: the configured replicas, else min(3, hosts); never more than the hosts. */
 export function poolReplicas(hosts: number, replicas?: number): number {
@@ -181,37 +155,3 @@ export function renderCsiConfig(clusters: CsiCluster[]): string {
 /** The ceph.conf ceph-csi's pods read: cephx everywhere, no cluster-specific value, no key. */
 export const csiCephConf = ["[global]", "auth_cluster_required = cephx", "auth_service_required = cephx", "auth_client_required = cephx", ""].join("\n");
 
-/** Names of the Kubernetes objects of one storage (metadata names, in the storage namespace). */
-export function cephNames(storage: string) {
-    const base = `ceph-${storage}`;
-    return {
-        conf: `${base}-conf`,
-        keys: `${base}-keys`,
-        osdKeys: `${base}-osd-keys`,
-        csiSecret: `${base}-csi`,
-        mon: (id: string) => `${base}-mon-${id}`,
-        mgr: (id: string) => `${base}-mgr-${id}`,
-        mds: (id: string) => `${base}-mds-${id}`,
-        admin: `${base}-admin`,
-        filesystem: `${base}-fs`,
-        /**
-         * OSD workload of (node, device): keyed by the declared path, so removing any device
-         * removes exactly its workload. A renamed path is a new workload; its old drain keeps
-         * the OSD when the disk is still declared (cephfs-osd-remove.sh).
-         */
-        osd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
-        /** Host directory of the storage's daemon state. */
-        hostDir: `/var/lib/zcloud/ceph/${storage}`,
-    };
-}
-
-/** A device path as a name part: `/dev/disk/by-id/wwn-0x5000c5` -> `wwn-0x5000c5`, `/dev/sdb` -> `sdb`. */
-export function deviceSlug(device: string): string {
-    const last = device.split("/").filter((p) => p !== "").pop() ?? device;
-    const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
-    if (slug.length <= 24) {
-        return slug;
-    }
-    // Long by-id names keep their end (the serial) and a hash of the whole path: still unique.
-    return `${slug.slice(-17).replace(/^-+/, "")}-${createHash("sha256").update(device).digest("hex").slice(0, 6)}`;
-}

@@ -1,6 +1,7 @@
 import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { isKubeconfigContent } from "../config/formats";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
@@ -21,13 +22,16 @@ export interface DrainKubeTarget {
     kubeconfigContent?: pulumi.Input<string>;
 }
 
-/** kubernetes:kubeconfig as the provider reads it: content when it looks like a kubeconfig, else a path. */
-export function drainKubeTarget(context: string | undefined, kubeconfig: string | undefined): DrainKubeTarget {
+/**
+ * kubernetes:kubeconfig as the provider reads it: content when it looks like a kubeconfig, else a
+ * path. A secret one is always content (validation refuses a secret path, which would reach
+ * kubectl's arguments), so it only ever travels in the drain's secret environment.
+ */
+export function drainKubeTarget(context: string | undefined, kubeconfig: string | undefined, kubeconfigIsSecret = false): DrainKubeTarget {
     if (kubeconfig === undefined || kubeconfig === "") {
         return { context };
     }
-    const isContent = /\n/.test(kubeconfig) || /^\s*[{]/.test(kubeconfig) || /^\s*apiVersion\s*:/.test(kubeconfig);
-    return isContent ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
+    return kubeconfigIsSecret || isKubeconfigContent(kubeconfig) ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
 }
 
 /** The drain's kubectl target options (content goes through the environment, never argv). */

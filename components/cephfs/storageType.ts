@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { isSecretConfigKey } from "../config/load";
 import { defineStorageType } from "../storageType";
 import { CephCsiDriver } from "./cephCsiDriver";
 import { CephFsStorage } from "./cephFsStorage";
@@ -19,9 +20,10 @@ export const cephFsStorageType = defineStorageType({
         );
         // The drain's kubectl must reach the cluster the Kubernetes provider manages.
         const kubernetes = new pulumi.Config("kubernetes");
-        return { identities, driver, kubeContext: kubernetes.get("context"), kubeconfig: kubernetes.get("kubeconfig") };
+        const kubeconfigIsSecret = isSecretConfigKey("kubernetes:kubeconfig");
+        return { identities, driver, kubeContext: kubernetes.get("context"), kubeconfig: kubernetes.get("kubeconfig"), kubeconfigIsSecret };
     },
-    component: (s, i, { identities, driver, kubeContext, kubeconfig }, ctx) =>
+    component: (s, i, { identities, driver, kubeContext, kubeconfig, kubeconfigIsSecret }, ctx) =>
         new CephFsStorage(
             s.name,
             {
@@ -36,6 +38,7 @@ export const cephFsStorageType = defineStorageType({
                 imageRegistry: ctx.imageRegistry,
                 kubeContext,
                 kubeconfig,
+                kubeconfigIsSecret,
             },
             ctx.opts,
         ),

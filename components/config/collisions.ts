@@ -1,5 +1,4 @@
-import { cephNames, deviceSlug, mdsIds, mgrIds, monPlacement } from "../cephfs/cluster";
-import { nodeResourceName } from "../naming";
+import { cephNames, deviceSlug, mdsIds, mgrIds, monPlacement, nodeResourceName } from "../naming";
 import { ConfigIssue } from "./errors";
 import { StackParsed } from "./schema";
 

@@ -42,13 +42,55 @@ export function isAddress(value: string): boolean {
 /** Endpoint spelling, shared with the policy pack (which is published on its own). */
 export { canonicalAddress } from "../../policy/endpoint";
 
-/** An absolute path under /dev with no empty, `.` or `..` segments. */
+/** `0.0.0.0`, `::` in any spelling, `::ffff:0.0.0.0`: an address that names no machine. */
+export function isUnspecifiedAddress(address: string): boolean {
+    return net.isIP(address) !== 0 && ["0.0.0.0", "::"].includes(canonicalAddress(address));
+}
+
+/** The zone of a scoped IPv6 address (`eth0` of `fe80::1%eth0`), or undefined. */
+export function ipv6Zone(address: string): string | undefined {
+    return net.isIPv6(address) && address.includes("%") ? address.slice(address.indexOf("%") + 1) : undefined;
+}
+
+/**
+ * An absolute path under /dev with no empty, `.` or `..` segments, of characters a device link
+ * uses; no blank or comma (the node's device list, a node annotation the OSD drain reads,
+ * separates devices with commas).
+ */
 export function isDevicePath(value: string): boolean {
     if (!value.startsWith("/dev/") || value.endsWith("/")) {
         return false;
     }
     const segments = value.slice(1).split("/");
-    return segments.every((s) => s !== "" && s !== "." && s !== ".." && /^[A-Za-z0-9._:@+=,-]+$/.test(s));
+    return segments.every((s) => s !== "" && s !== "." && s !== ".." && /^[A-Za-z0-9._:@+=-]+$/.test(s));
+}
+
+/** Linux limits: a file name (NAME_MAX) and a path without its final NUL (PATH_MAX - 1), in bytes. */
+export const nameMax = 255;
+export const pathMax = 4095;
+
+/**
+ * udev links that name a filesystem or partition, not the disk: a wipe removes what they name,
+ * so the link vanishes and every later apply fails to find the device.
+ */
+export const contentLinkDirs: readonly string[] = ["by-uuid", "by-label", "by-partuuid", "by-partlabel"];
+
+/** The content link directory of a device path (`by-uuid`), or undefined. */
+export function contentLinkDir(value: string): string | undefined {
+    return contentLinkDirs.find((dir) => value.startsWith(`/dev/disk/${dir}/`));
+}
+
+/** The longest `/`-separated component of a path, in bytes. */
+export function longestComponentBytes(value: string): number {
+    return Math.max(...value.split("/").map((s) => Buffer.byteLength(s, "utf8")));
+}
+
+/**
+ * A CHAP user name as open-iscsi stores it: printable, without blanks (a line break would add
+ * lines such as `node.session.auth.authmethod = None` to the node's iSCSI record), at most 255.
+ */
+export function isChapUserName(value: string): boolean {
+    return value.length >= 1 && value.length <= 255 && !/[\s\x00-\x1f\x7f-\x9f]/.test(value);
 }
 
 /** Kernel names like /dev/sdb or /dev/nvme0n1 change across reboots; by-id names do not. */
@@ -73,8 +115,10 @@ export function isAbsolutePath(value: string): boolean {
  * `naa.` + 16 or 32 hex digits.
  */
 export function isIscsiName(value: string): boolean {
+    // RFC 3720 3.2.6.2: after stringprep, lowercase letters, digits, '-', '.' and ':' only. A
+    // name becomes a directory under /etc/iscsi/nodes and a script argument: no '..', '/', '$'.
     return (
-        /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[^\s]+)?$/.test(value) ||
+        (/^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[a-z0-9.:-]+)?$/.test(value) && !value.includes("..")) ||
         /^eui\.[0-9A-Fa-f]{16}$/.test(value) ||
         /^naa\.([0-9A-Fa-f]{16}|[0-9A-Fa-f]{32})$/.test(value)
     ) && value.length <= 223;
@@ -136,3 +180,54 @@ export const knownNfsMountOptions: ReadonlySet<string> = new Set([
 
 /** Values a versioned option may take. */
 export const nfsVersions: ReadonlySet<string> = new Set(["3", "4", "4.0", "4.1", "4.2"]);
+
+/**
+ * kubernetes:kubeconfig as the Kubernetes provider reads it: the file's content when it looks like
+ * a kubeconfig (several lines, JSON, or an apiVersion line), else the path of the file.
+ */
+export function isKubeconfigContent(kubeconfig: string): boolean {
+    return /\n/.test(kubeconfig) || /^\s*[{]/.test(kubeconfig) || /^\s*apiVersion\s*:/.test(kubeconfig);
+}
+
+/** An iSCSI name as initiators compare it (RFC 3722 stringprep folds case). */
+export function canonicalIscsiName(name: string): string {
+    return name.toLowerCase();
+}
+
+/** One LUN of one target, whatever portal reaches it: `iscsi <iqn> lun <n>`. */
+export function iscsiLunKey(iqn: string, lun: number): string {
+    return `iscsi ${canonicalIscsiName(iqn)} lun ${lun}`;
+}
+
+export interface SharedDevice {
+    /** One key per device, whichever node or path names it. */
+    key: string;
+    /** What it is, for messages: `LUN 0 of iSCSI target iqn...`, `a device-mapper (multipath) device`. */
+    what: string;
+}
+
+/**
+ * A device path that names a device several machines can see (a SAN LUN, a multipath map, a
+ * world-wide name), or undefined for a path that names a node's own disk. Such a path on two
+ * nodes is one device: the second node would adopt or wipe the first one's volume group. A
+ * partition of a LUN counts as the LUN. A node-local device-mapper device goes by its
+ * `/dev/disk/by-id/dm-uuid-...` link, which differs between nodes.
+ */
+export function sharedDevice(path: string): SharedDevice | undefined {
+    const iscsi = /^\/dev\/disk\/by-path\/.*-iscsi-(.+)-lun-(\d+)(?:-part\d+)?$/.exec(path);
+    if (iscsi) {
+        return { key: iscsiLunKey(iscsi[1], Number(iscsi[2])), what: `LUN ${Number(iscsi[2])} of iSCSI target ${canonicalIscsiName(iscsi[1])}` };
+    }
+    const fc = /^\/dev\/disk\/by-path\/.*-fc-(0x[0-9a-fA-F]+)-lun-(\d+)(?:-part\d+)?$/.exec(path);
+    if (fc) {
+        return { key: `fc ${fc[1].toLowerCase()} lun ${Number(fc[2])}`, what: `LUN ${Number(fc[2])} of Fibre Channel port ${fc[1].toLowerCase()}` };
+    }
+    // Not /dev/dm-N: kernel numbers are per node, so one on two nodes is two devices.
+    if (/^\/dev\/(mapper\/|disk\/by-id\/dm-)/.test(path)) {
+        return { key: `path ${path}`, what: "a device-mapper (multipath) device" };
+    }
+    if (/^\/dev\/disk\/by-id\/(wwn-|scsi-3|nvme-eui\.)/.test(path)) {
+        return { key: `path ${path.toLowerCase()}`, what: "a device with a world-wide name" };
+    }
+    return undefined;
+}

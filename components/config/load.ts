@@ -37,6 +37,19 @@ function securePathsOfStackFile(): readonly string[] | undefined {
 }
 
 /**
+ * The SDK marks which keys hold secrets but types this helper as internal; without it the
+ * clear-text-secret check is skipped rather than guessed.
+ */
+function configSecretCheck(): ((fullKey: string) => boolean) | undefined {
+    return (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+}
+
+/** Whether the runtime holds a full key (`kubernetes:kubeconfig`) as a secret. */
+export function isSecretConfigKey(fullKey: string): boolean {
+    return configSecretCheck()?.(fullKey) ?? false;
+}
+
+/**
  * Reads every key of the current stack synchronously (values are plain here; secret leaves are
  * wrapped again before any resource sees them), validates them together and throws one error
  * listing every problem before anything is registered.
@@ -44,9 +57,7 @@ function securePathsOfStackFile(): readonly string[] | undefined {
 export function loadStackConfig(): StackModel {
     const values: Record<string, unknown> = {};
     const secretKeys = new Set<string>();
-    // The SDK marks which keys hold secrets but types this helper as internal; without it the
-    // clear-text-secret check is skipped rather than guessed.
-    const isConfigSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret;
+    const isConfigSecret = configSecretCheck();
     // allConfig() is every key of the stack, in every namespace (PULUMI_CONFIG under the CLI).
     for (const [fullKey, raw] of Object.entries(pulumi.runtime.allConfig())) {
         Object.defineProperty(values, fullKey, { value: parseConfigValue(raw), enumerable: true, writable: true, configurable: true });
@@ -56,6 +67,7 @@ export function loadStackConfig(): StackModel {
     }
     const securePaths = securePathsOfStackFile();
     const result = parseFullConfig(values, {
+        rawKeys: rawConfigKeys(),
         ...(isConfigSecret ? { secretKeys } : {}),
         ...(securePaths ? { securePaths } : {}),
     });
@@ -68,8 +80,32 @@ export function loadStackConfig(): StackModel {
     return result.model;
 }
 
-/** Structured values arrive as JSON text, plain strings as themselves. */
-function parseConfigValue(raw: string): unknown {
+/**
+ * The keys the language host handed the program (PULUMI_CONFIG), before allConfig() folds
+ * `<ns>:config:<name>` into `<ns>:<name>` and lets one of two such keys win.
+ */
+function rawConfigKeys(): string[] {
+    const raw = process.env.PULUMI_CONFIG;
+    if (!raw) {
+        return [];
+    }
+    try {
+        const parsed: unknown = JSON.parse(raw);
+        return parsed !== null && typeof parsed === "object" ? Object.keys(parsed) : [];
+    } catch {
+        return [];
+    }
+}
+
+/**
+ * Structured values (maps, lists) arrive as JSON text, every other value as its text: a quoted
+ * `"1234"` and an unquoted `1234` both arrive as 1234, and both are the string Pulumi's own
+ * config.get would return, never a number.
+ */
+export function parseConfigValue(raw: string): unknown {
+    if (!/^\s*[[{]/.test(raw)) {
+        return raw;
+    }
     try {
         return JSON.parse(raw);
     } catch {

@@ -1,5 +1,7 @@
 import { ConfigIssue } from "./errors";
 import { ParseOptions, ParseResult, parseStackConfig } from "./parse";
+import { isKubeconfigContent } from "./formats";
+import { offlineSecret } from "./secrets";
 import { didYouMean } from "./suggest";
 
 /**
@@ -26,6 +28,44 @@ export const knownConfigKeys: Readonly<Record<string, readonly string[] | undefi
         "suppressHelmHookWarnings", "upsertExistingObjects",
     ],
 };
+
+/**
+ * A config key as Pulumi reads it. The CLI puts a key without a namespace in the project's (`lvm`
+ * is `zcloud-storage:lvm`), and both the CLI (config.ParseKey) and the SDK (cleanKey in
+ * runtime/config) read the old form `<namespace>:config:<name>` as `<namespace>:<name>`.
+ */
+export function canonicalConfigKey(key: string): string {
+    const sep = key.indexOf(":");
+    if (sep < 0) {
+        return `${configNamespace}:${key}`;
+    }
+    const legacy = "config:";
+    return sep > 0 && key.startsWith(legacy, sep + 1) ? `${key.slice(0, sep)}:${key.slice(sep + 1 + legacy.length)}` : key;
+}
+
+/**
+ * Keys written differently that Pulumi reads as one (`zcloud-storage:config:lvm` and
+ * `zcloud-storage:lvm`, `lvm` and `zcloud-storage:lvm`): one value silently replaces the other, so
+ * a whole storage could vanish from the plan, or a clear secret hide behind a `secure:` twin.
+ * Each pair is reported once, at the later key.
+ */
+export function foldedKeyCollisions(keys: readonly string[]): ConfigIssue[] {
+    const first = new Map<string, string>();
+    const issues: ConfigIssue[] = [];
+    for (const key of keys) {
+        const canonical = canonicalConfigKey(key);
+        const earlier = first.get(canonical);
+        if (earlier === undefined) {
+            first.set(canonical, key);
+        } else {
+            issues.push({
+                path: key,
+                message: `is the same key as ${earlier} (Pulumi reads both as ${canonical}), so one value would silently replace the other; keep only one of them`,
+            });
+        }
+    }
+    return issues;
+}
 
 function splitKey(fullKey: string): [string, string] {
     const sep = fullKey.indexOf(":");
@@ -59,11 +99,42 @@ export function unknownConfigKeys(fullKeys: readonly string[]): ConfigIssue[] {
     });
 }
 
+/**
+ * `kubernetes:` values the CephFS OSD drain hands to kubectl: a secret context or kubeconfig path
+ * would sit in its arguments (state, preview, ps), so they are refused as secrets while a cephfs
+ * storage exists. A secret kubeconfig content travels in the drain's secret environment.
+ */
+function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey: string) => boolean): ConfigIssue[] {
+    const cephfs = all[`${configNamespace}:cephfs`];
+    if (!Array.isArray(cephfs) || cephfs.length === 0) {
+        return [];
+    }
+    const issues: ConfigIssue[] = [];
+    if (isSecret("kubernetes:context")) {
+        issues.push({
+            path: "kubernetes:context",
+            message: "is a secure: value, but the CephFS OSD drain passes the context to kubectl as --context in its arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+        });
+    }
+    const kubeconfig = all["kubernetes:kubeconfig"];
+    // Offline the ciphertext cannot be read: path or content is only known to the program itself.
+    const known = typeof kubeconfig === "string" && kubeconfig !== offlineSecret("kubernetes:kubeconfig");
+    if (isSecret("kubernetes:kubeconfig") && known && !isKubeconfigContent(kubeconfig)) {
+        issues.push({
+            path: "kubernetes:kubeconfig",
+            message: "is a secure: value that names a file, but the CephFS OSD drain passes a kubeconfig path to kubectl in its arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
+        });
+    }
+    return issues;
+}
+
 export interface FullParseOptions {
     /** Full keys whose value the runtime marks secret. */
     secretKeys?: ReadonlySet<string>;
     /** Full key paths of `secure:` values (`zcloud-storage:ssh.privateKey`), from the stack file. */
     securePaths?: readonly string[];
+    /** Keys as the runtime was handed them, before the SDK folded `<ns>:config:<name>` ones. */
+    rawKeys?: readonly string[];
 }
 
 const ownPrefix = `${configNamespace}:`;
@@ -75,7 +146,8 @@ const ownPrefix = `${configNamespace}:`;
  */
 export function parseFullConfig(all: Record<string, unknown>, options: FullParseOptions = {}): ParseResult {
     const keys = Object.keys(all);
-    const issues = unknownConfigKeys(keys);
+    const isSecret = (fullKey: string) => (options.securePaths ?? [...(options.secretKeys ?? [])]).includes(fullKey);
+    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys), ...secretKubernetesIssues(all, isSecret)];
     const own = keys.filter((k) => k.startsWith(ownPrefix));
     if (own.length === 0) {
         issues.push({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ConfigIssue, keyPath } from "./errors";
-import { Secrecy, isAtOrUnder, scrub, showValue } from "./secrets";
+import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
 import { allRules, configWarnings } from "./rules";
 import { StackParsed, cephfsSchema, iscsiSchema, lvmSchema, nfsSchema, nodeSchema, stackSchema } from "./schema";
@@ -248,6 +248,10 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
         errors.push(...rule(parsed, { declaredNodes }));
     }
     if (securePaths) {
+        errors.push(...securePaths.flatMap((path) => {
+            const message = secureValueProblem(path);
+            return message === undefined ? [] : [{ path, message }];
+        }));
         errors.push(...secretLeafIssues(parsed, (path) => securePaths.some((p) => isAtOrUnder(path, p))));
     } else if (secretKeys) {
         errors.push(...secretLeafIssues(parsed, (path) => secretKeys.has(path.replace(/[.[].*$/, ""))));

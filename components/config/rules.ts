@@ -129,6 +129,62 @@ export const devicesClaimedOnce: Rule = (c) => {
     return issues;
 };
 
+/**
+ * Two iSCSI storages on one LUN of one target (whatever portals or IQN case they write) would
+ * each create, adopt or wipe the shared volume group on it.
+ */
+export const iscsiLunsClaimedOnce: Rule = (c) => {
+    const owner = new Map<string, string>();
+    const issues: ConfigIssue[] = [];
+    c.iscsi.forEach((s, i) => {
+        const key = f.iscsiLunKey(s.iqn, s.lun);
+        const earlier = owner.get(key);
+        if (earlier) {
+            issues.push({
+                path: `iscsi[${i}].lun`,
+                message: `LUN ${s.lun} of ${f.canonicalIscsiName(s.iqn)} is already the LUN of ${earlier}; two storages on one LUN would each create, adopt or wipe its shared volume group, so give each storage its own LUN`,
+            });
+        } else {
+            owner.set(key, `iscsi[${i}] (${s.name})`);
+        }
+    });
+    return issues;
+};
+
+/**
+ * A device several machines can see (an iSCSI or FC LUN, a multipath map, a world-wide name)
+ * belongs to one node of one lvm or cephfs storage, and never to a LUN an iscsi storage manages:
+ * a second node would adopt the first one's volume group, or wipe it.
+ */
+export const sharedDevicesClaimedOnce: Rule = (c) => {
+    const owner = new Map<string, { claim: string; node?: string }>();
+    c.iscsi.forEach((s, i) => owner.set(f.iscsiLunKey(s.iqn, s.lun), { claim: `iscsi[${i}] (${s.name}) holds its shared volume group on` }));
+    const issues: ConfigIssue[] = [];
+    for (const type of nodeTypes) {
+        c[type].forEach((s, i) => {
+            for (const [node, devices] of Object.entries(s.hosts)) {
+                devices.forEach((device, j) => {
+                    const shared = f.sharedDevice(device);
+                    const path = `${type}[${i}].hosts.${node}[${j}]`;
+                    const earlier = shared && owner.get(shared.key);
+                    if (!shared) {
+                        return;
+                    } else if (!earlier) {
+                        owner.set(shared.key, { claim: `${path} already claims on ${node}`, node });
+                    } else if (earlier.node !== node) {
+                        // The same node twice is devicesClaimedOnce's to report.
+                        issues.push({
+                            path,
+                            message: `${device} is ${shared.what}, which ${earlier.claim}; a device that several machines see belongs to one node's volume group or OSD, or this node would adopt or wipe that data (an iscsi storage shares a LUN between nodes safely)`,
+                        });
+                    }
+                });
+            }
+        });
+    }
+    return issues;
+};
+
 /** A node serves at most one of lvm/cephfs, and at most one storage of each type. */
 export const nodeExclusive: Rule = (c) => {
     const issues: ConfigIssue[] = [];
@@ -240,6 +296,8 @@ export const allRules: readonly Rule[] = [
     knownNodes,
     sshWhenNodesAreUsed,
     devicesClaimedOnce,
+    iscsiLunsClaimedOnce,
+    sharedDevicesClaimedOnce,
     nodeExclusive,
     cephReplicas,
     cephfsNameLength,

@@ -10,21 +10,69 @@ import { didYouMean } from "./suggest";
 
 const check = (ok: (v: string) => boolean, message: string) => z.string().refine(ok, { message });
 
+/** A string checked by a function that words its own problem. */
+const described = (problem: (v: string) => string | undefined) =>
+    z.string().superRefine((v, ctx) => {
+        const message = problem(v);
+        if (message !== undefined) {
+            ctx.addIssue({ code: "custom", message });
+        }
+    });
+
+
 export const storageName = check(
     f.isDnsLabel,
     "must be a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast",
 );
 
-const address = check(f.isAddress, "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11");
+/**
+ * What is wrong with an address that is IPv4, IPv6 or a hostname by form, or undefined: the
+ * unspecified address names no machine (a connection to it reaches the local host), and a zone
+ * names an interface of one machine, which ssh_config (discover, status) cannot take.
+ */
+function reachableAddressProblem(address: string): string | undefined {
+    if (f.isUnspecifiedAddress(address)) {
+        return `${JSON.stringify(address)} is the unspecified address, which names no machine (a connection to it reaches whichever host makes it); give the machine's own address`;
+    }
+    const zone = f.ipv6Zone(address);
+    if (zone !== undefined) {
+        return `${JSON.stringify(address)} carries an IPv6 zone (%${zone}): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname`;
+    }
+    return undefined;
+}
+
+/** What is wrong with a node or bastion address, or undefined when it is fine. */
+export function addressProblem(address: string): string | undefined {
+    return f.isAddress(address) ? reachableAddressProblem(address) : "must be an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11";
+}
+
+const address = described(addressProblem);
 
 const port = z
     .number()
     .refine(f.isPort, { message: "must be a TCP port, a whole number from 1 to 65535" });
 
-const devicePath = check(
-    f.isDevicePath,
-    "must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
-);
+/** What is wrong with a device path, or undefined when it is fine. */
+export function devicePathProblem(path: string): string | undefined {
+    const bytes = Buffer.byteLength(path, "utf8");
+    if (bytes > f.pathMax) {
+        return `is ${bytes} bytes long; a path has at most ${f.pathMax} (PATH_MAX)`;
+    }
+    if (f.longestComponentBytes(path) > f.nameMax) {
+        return `has a name of ${f.longestComponentBytes(path)} bytes between slashes; a file name has at most ${f.nameMax} (NAME_MAX)`;
+    }
+    if (/[\s,]/.test(path)) {
+        return `${JSON.stringify(path)} contains a blank or a comma, which separate devices in the node's device list; use the disk's /dev/disk/by-id or /dev/disk/by-path link`;
+    }
+    if (!f.isDevicePath(path)) {
+        return "must be an absolute device path under /dev, e.g. /dev/disk/by-id/wwn-0x5000c500a1b2c3d4";
+    }
+    const linkDir = f.contentLinkDir(path);
+    if (linkDir !== undefined) {
+        return `${JSON.stringify(path)} is a /dev/disk/${linkDir} link, which names what is on the disk, not the disk: it vanishes when the device is wiped and every later apply would fail; use the disk's /dev/disk/by-id or /dev/disk/by-path link`;
+    }
+    return undefined;
+}
 
 const secretText = z.string().min(1, { message: "must not be empty" });
 
@@ -36,7 +84,7 @@ const sshPublicKey = check(
 const userName = check(f.isUserName, "must be a POSIX user name, e.g. root or ops");
 
 const hosts = z
-    .record(z.string(), z.array(devicePath).min(1, { message: "must list at least one device" }))
+    .record(z.string(), z.array(described(devicePathProblem)).min(1, { message: "must list at least one device" }))
     .refine((h) => Object.keys(h).length > 0, { message: "must name at least one node with its devices" });
 
 const isDefault = z.boolean().default(false);
@@ -99,14 +147,21 @@ export const cephfsSchema = z.strictObject({
     wipe,
 });
 
-const portal = check(
-    (v) => f.parsePortal(v) !== undefined,
-    "must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260",
-);
+const portal = described((v) => {
+    const parsed = f.parsePortal(v);
+    return parsed === undefined ? "must be host:port or [ipv6]:port, e.g. 10.0.0.50:3260" : reachableAddressProblem(parsed.host);
+});
 
 const chapSchema = z.strictObject({
-    username: z.string().min(1, { message: "must not be empty" }).optional(),
-    password: secretText.optional(),
+    username: check(
+        f.isChapUserName,
+        "must be a CHAP user name: 1 to 255 printable characters without blanks or line breaks (a line break would add lines to the node's iSCSI record)",
+    ).optional(),
+    password: secretText
+        .refine((v) => v === "" || !/[\x00-\x1f\x7f]/.test(v), {
+            message: "must be one line without control characters (a line break would cut it short, or add lines to the node's iSCSI record)",
+        })
+        .optional(),
 });
 
 export const iscsiSchema = z.strictObject({
@@ -115,7 +170,7 @@ export const iscsiSchema = z.strictObject({
     portals: z.array(portal).min(1, { message: "must list at least one portal, e.g. [10.0.0.50:3260]" }),
     iqn: check(
         f.isIscsiName,
-        "must be an iSCSI name: iqn.YYYY-MM.reverse.domain[:identifier] (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>",
+        "must be an iSCSI name (RFC 3720): iqn.YYYY-MM.reverse.domain[:identifier] of lowercase letters, digits, '-', '.' and ':' without '..' (e.g. iqn.2003-01.org.linux-iscsi.san:sn.1234), eui.<16 hex digits> or naa.<16 or 32 hex digits>",
     ),
     lun: z
         .number()
@@ -147,7 +202,7 @@ export function nfsMountOptionProblem(option: string): string | undefined {
 /** What is wrong with an NFS server address, or undefined when it is fine. */
 export function nfsServerProblem(server: string): string | undefined {
     if (f.isAddress(server)) {
-        return undefined;
+        return reachableAddressProblem(server);
     }
     const bracketed = /^\[(.*)\]$/.exec(server);
     if (bracketed && f.isAddress(bracketed[1])) {
@@ -166,15 +221,6 @@ export function nfsPathProblem(path: string): string | undefined {
     }
     return undefined;
 }
-
-/** A string checked by a function that words its own problem. */
-const described = (problem: (v: string) => string | undefined) =>
-    z.string().superRefine((v, ctx) => {
-        const message = problem(v);
-        if (message !== undefined) {
-            ctx.addIssue({ code: "custom", message });
-        }
-    });
 
 export const nfsSchema = z.strictObject({
     name: storageName,

@@ -1,4 +1,6 @@
-import { configNamespace } from "./namespaces";
+import { formatIssue } from "./errors";
+import { canonicalConfigKey, foldedKeyCollisions } from "./namespaces";
+import { offlineSecret } from "./secrets";
 import { loadBoundedYaml, YamlError } from "./yaml";
 
 /**
@@ -15,15 +17,25 @@ export interface StackDocument {
     securePaths: string[];
 }
 
-/**
- * Stands in for a `secure:` value, whose ciphertext cannot be read offline. It names the key so a
- * placeholder that shows up in plain inputs (a secret that escaped pulumi.secret) is traceable;
- * properly handled secrets print as "[secret]".
- */
-export const offlineSecret = (path: string) => `offline-secret(${path})`;
+export { offlineSecret };
 
 function isSecureValue(value: unknown): value is { secure: string } {
     return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";
+}
+
+/**
+ * YAML's `.inf`, `-.inf` and `.nan` are numbers JSON cannot hold, and Pulumi hands config to the
+ * program as JSON: they would arrive as null (or stop the CLI), so they are refused by name.
+ */
+function nonFiniteNumberIssues(value: unknown, path: string): string[] {
+    if (typeof value === "number" && !Number.isFinite(value)) {
+        const spelled = Number.isNaN(value) ? ".nan (not a number)" : value > 0 ? ".inf (infinity)" : "-.inf (minus infinity)";
+        return [`${path}: ${spelled} is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number`];
+    }
+    if (value !== null && typeof value === "object") {
+        return Object.entries(value).flatMap(([k, v]) => nonFiniteNumberIssues(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`));
+    }
+    return [];
 }
 
 /** Replaces `secure:` ciphertexts by placeholders and lists their paths. */
@@ -59,12 +71,18 @@ export function readStackDocument(text: string, source: string): StackDocument {
     if (Object.keys(config).length === 0) {
         throw new YamlError(`${source}: config is empty; a plan of it would delete every storage of the stack`);
     }
+    const problems = [
+        ...foldedKeyCollisions(Object.keys(config)).map(formatIssue),
+        ...Object.entries(config).flatMap(([key, value]) => nonFiniteNumberIssues(value, canonicalConfigKey(key))),
+    ];
+    if (problems.length > 0) {
+        throw new YamlError(problems.map((problem) => `${source}: ${problem}`).join("\n"));
+    }
     const values: Record<string, unknown> = {};
     const secretKeys: string[] = [];
     const securePaths: string[] = [];
     for (const [key, raw] of Object.entries(config)) {
-        // The CLI puts keys without a namespace in the project's.
-        const fullKey = key.includes(":") ? key : `${configNamespace}:${key}`;
+        const fullKey = canonicalConfigKey(key);
         const before = securePaths.length;
         values[fullKey] = stripSecure(raw, fullKey, securePaths);
         if (securePaths.length > before) {

@@ -90,6 +90,37 @@ export function yamlErrorText(e: yaml.YAMLException, text: string): string {
     return `${e.reason} (${mark.line + 1}:${mark.column + 1}); values are not shown\n\n${snippet.join("\n")}`;
 }
 
+/**
+ * js-yaml's default schema without the merge type: `<<` stays a key of its own, for
+ * mergeKeyPaths to refuse by where it stands (the Pulumi CLI would merge it silently).
+ */
+const jsYamlTypes = (yaml as unknown as { types: Record<"timestamp" | "binary" | "omap" | "pairs" | "set", yaml.Type> }).types; // exported, not in its typings
+const schemaWithoutMerge = yaml.CORE_SCHEMA.extend({
+    implicit: [jsYamlTypes.timestamp],
+    explicit: [jsYamlTypes.binary, jsYamlTypes.omap, jsYamlTypes.pairs, jsYamlTypes.set],
+});
+
+/** Where a document holds a `<<` key (`config.zcloud-storage:lvm[0]`), each shared node once. */
+function mergeKeyPaths(root: unknown): string[] {
+    const found: string[] = [];
+    const seen = new Set<object>();
+    const walk = (value: unknown, path: string) => {
+        if (value === null || typeof value !== "object" || seen.has(value)) {
+            return;
+        }
+        seen.add(value);
+        for (const [k, v] of Object.entries(value)) {
+            const here = Array.isArray(value) ? `${path}[${k}]` : path === "" ? k : `${path}.${k}`;
+            if (k === "<<" && !Array.isArray(value)) {
+                found.push(path === "" ? "the top level" : path);
+            }
+            walk(v, here);
+        }
+    };
+    walk(root, "");
+    return found;
+}
+
 /** Parses one YAML document within yamlLimits; `source` names the file in messages. */
 export function loadBoundedYaml(text: string, source: string): unknown {
     const bytes = Buffer.byteLength(text, "utf8");
@@ -98,9 +129,15 @@ export function loadBoundedYaml(text: string, source: string): unknown {
     }
     let doc: unknown;
     try {
-        doc = yaml.load(text, { json: false });
+        doc = yaml.load(text, { json: false, schema: schemaWithoutMerge });
     } catch (e) {
         throw new YamlError(`${source} is not valid YAML: ${yamlErrorText(e as yaml.YAMLException, text)}`);
+    }
+    const merges = mergeKeyPaths(doc);
+    if (merges.length > 0) {
+        throw new YamlError(
+            `${source}: a YAML merge key (<<) at ${merges.join(", ")} is refused: it pulls keys in from an anchor, so a reviewer reading or grepping the file does not see them (a wipe: true, say); write the keys out`,
+        );
     }
     const values = expandedSize(doc);
     if (values === Infinity) {

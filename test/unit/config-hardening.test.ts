@@ -59,14 +59,16 @@ describe("item 2: secret leaves are checked one by one", () => {
     });
 
     test("a clear CHAP password is refused although the sibling storage's is secure:", () => {
-        const iscsi = (i: number) => ({ name: `san${i}`, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", chap: { username: "k8s", password: `pw${i}` }, initiators: [`node${i}`] });
+        const iscsi = (i: number) => ({ name: `san${i}`, portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234", lun: i, chap: { username: "k8s", password: `pw${i}` }, initiators: [`node${i}`] });
         assert.deepEqual(errorsOf({ nodes, ssh, iscsi: [iscsi(1), iscsi(2)] }, ["ssh.privateKey", "iscsi[0].chap.password"]), [
             "iscsi[1].chap.password: is stored in clear text; set it as a secret: pulumi config set --secret --path iscsi[1].chap.password (read the value from a file or stdin, not the command line)",
         ]);
     });
 
-    test("a whole key set as one secret covers its leaves", () => {
-        assert.deepEqual(errorsOf({ nodes, ssh: { ...ssh, bastion } }, ["ssh"]), []);
+    test("a whole key set as one secret covers its leaves, but is refused: only credentials are secrets", () => {
+        assert.deepEqual(errorsOf({ nodes, ssh: { ...ssh, bastion } }, ["ssh"]), [
+            "ssh: is one secure: value holding more than a credential; write its keys in clear and set each credential as a secret of its own (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets), e.g. pulumi config set --secret --path ssh.privateKey",
+        ]);
     });
 
     test("the stack file reader lists every secure: leaf by its path", () => {
@@ -105,6 +107,9 @@ describe("item 3: messages quote values, never a secret's", () => {
             [
                 "nodes.node2.address: a secret string is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11",
                 'nfs[1].name: "[secret]" is already used by nfs[0]; StorageClass names must be unique across all storage types',
+                "nodes.node2.address: is a secure: value, but an SSH endpoint (address, port, user, host key) is not a credential: a reviewer must see which machine a change touches; set it in clear (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets)",
+                "nfs[1].server: is a secure: value, but the program uses it in clear (resource names, node command lines, Kubernetes objects: state, preview, --json, --out, a node's ps), so it cannot stay secret; set it in clear (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets)",
+                "nfs[1].name: is a secure: value, but the program uses it in clear (resource names, node command lines, Kubernetes objects: state, preview, --json, --out, a node's ps), so it cannot stay secret; set it in clear (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets)",
             ].join("\n"),
         );
         assert.doesNotMatch(errors, /s3cr3t|hidden-nas|team-share/);
