@@ -1,4 +1,5 @@
 import * as net from "net";
+import { canonicalAddress } from "../../policy/endpoint";
 
 /** Formats of single values, as pure predicates; messages live next to the schema. */
 
@@ -40,7 +41,7 @@ export function isAddress(value: string): boolean {
 }
 
 /** Endpoint spelling, shared with the policy pack (which is published on its own). */
-export { canonicalAddress } from "../../policy/endpoint";
+export { canonicalAddress };
 
 /** `0.0.0.0`, `::` in any spelling, `::ffff:0.0.0.0`: an address that names no machine. */
 export function isUnspecifiedAddress(address: string): boolean {
