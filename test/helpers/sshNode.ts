@@ -111,11 +111,9 @@ export interface SshdSettings {
     authorizedKeys: string;
     /** Environment every session gets (the node's LVM view). */
     sessionEnv: NodeJS.ProcessEnv;
-    /** The one address it listens on; 127.0.0.1 unless given. */
-    listenAddress?: string;
 }
 
-/** An sshd_config for root key login on one address (127.0.0.1), with the node's session environment. */
+/** An sshd_config for root key login on 127.0.0.1 only, with the node's session environment. */
 export function sshdConfig(s: SshdSettings): string {
     const setEnv = Object.entries(s.sessionEnv)
         .map(([k, v]) => `${k}=${v}`)
@@ -124,7 +122,7 @@ export function sshdConfig(s: SshdSettings): string {
     fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
     return [
         `Port ${s.port}`,
-        `ListenAddress ${s.listenAddress ?? "127.0.0.1"}`,
+        "ListenAddress 127.0.0.1",
         `HostKey ${s.hostKey}`,
         `PidFile ${s.pidFile}`,
         `AuthorizedKeysFile ${s.authorizedKeys}`,

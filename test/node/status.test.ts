@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { SandboxNode, startNodes, stopNodes } from "../engine/nodes";
 import { freePort } from "../helpers/net";
 import { ToolRun, healthyView, readyStatus, runTool, stackForNodes, standInKubectl } from "../helpers/day2";
-import { lvmQuiet, sh, sshdConfig, sshdPath, tryRun } from "../helpers/sshNode";
+import { lvmQuiet, sh } from "../helpers/sshNode";
 
 const storage = "fast";
 const vg = `zcloud-${storage}`;
@@ -26,12 +26,6 @@ let kube: ReturnType<typeof standInKubectl>;
 const lvmEnvOf = (node: string): NodeJS.ProcessEnv => ({ ...process.env, ...lvmQuiet, LVM_SYSTEM_DIR: path.join(dir, "nodes", node, "lvm") });
 const view = () => healthyView(storage, Object.keys(nodes), "share");
 
-/** The stack's storages: an LVM storage on every node's first device, and an NFS storage. */
-function storageLines(): string[] {
-    const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
-    return [...hosts, "  zcloud-storage:nfs:", "    - name: share", "      server: 127.0.0.1", "      path: /exports/k8s"];
-}
-
 before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-status-"));
     nodes = await startNodes(dir, 2, 2, 64);
@@ -39,8 +33,10 @@ before(async () => {
         sh("vgcreate", ["-q", vg, nodes[n].devices[0]], lvmEnvOf(n));
     }
     kube = standInKubectl(path.join(dir, "kube"));
+    const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
+    const nfs = ["  zcloud-storage:nfs:", "    - name: share", "      server: 127.0.0.1", "      path: /exports/k8s"];
     stackFile = path.join(dir, "Pulumi.status.yaml");
-    fs.writeFileSync(stackFile, stackForNodes(nodes, storageLines()));
+    fs.writeFileSync(stackFile, stackForNodes(nodes, [...hosts, ...nfs]));
 });
 
 after(() => {
@@ -116,40 +112,4 @@ test("a node that does not answer: exit 2, the other node still checked", async 
     assert.equal(table.code, 2);
     assert.match(table.stdout, /node1 +yes +yes +yes +60 MiB +60 MiB +0 +- +\/dev\/loop\d+/);
     assert.ok(table.stdout.trimEnd().endsWith("unreachable (exit 2)"), table.stdout);
-});
-
-test("a node at an IPv6 link-local address with a zone id (fe80::...%lo): status and discover reach it", async () => {
-    // A link-local address on the loopback interface, for this test only; nodad: usable at once.
-    const address = "fe80::2019:19";
-    sh("ip", ["-6", "addr", "add", `${address}/128`, "dev", "lo", "nodad"]);
-    const zoneDir = path.join(dir, "zone");
-    fs.mkdirSync(zoneDir);
-    const pidFile = path.join(zoneDir, "sshd.pid");
-    try {
-        // node1's own sshd setup (host key, LVM view), listening on the zoned address instead.
-        const port = await freePort();
-        const config = path.join(zoneDir, "sshd_config");
-        fs.writeFileSync(
-            config,
-            sshdConfig({ port, hostKey: path.join(dir, "nodes", "node1", "host_ed25519"), pidFile, authorizedKeys: path.join(dir, "authorized_keys"), sessionEnv: { ...lvmQuiet, LVM_SYSTEM_DIR: path.join(dir, "nodes", "node1", "lvm"), ZCLOUD_ALLOW_LOOP: "1" }, listenAddress: `${address}%lo` }),
-        );
-        sh(sshdPath(), ["-f", config, "-E", path.join(zoneDir, "sshd.log")]);
-        const file = path.join(zoneDir, "Pulumi.zone.yaml");
-        fs.writeFileSync(file, stackForNodes({ ...nodes, node1: { ...nodes.node1, address: `${address}%lo`, port } }, storageLines()));
-
-        kube.serve(view());
-        const r = await status(file);
-        assert.equal(r.code, 0, `${r.stderr}\n${problems(r).join("\n")}`);
-        assert.deepEqual(JSON.parse(r.stdout).storages[0].nodes.node1.vg.devices, [nodes.node1.devices[0]]);
-
-        const d = await runTool("discover", [file, "--identity", path.join(dir, "id_ed25519"), "--node", "node1"]);
-        assert.equal(d.code, 0, d.stderr);
-        assert.ok(d.stdout.startsWith(`node1 (${address}%lo)\n`), d.stdout);
-        assert.ok(d.stdout.split("\n").some((l) => l.trimStart().startsWith(`${nodes.node1.devices[0]} `)), d.stdout);
-    } finally {
-        if (fs.existsSync(pidFile)) {
-            tryRun("kill", [fs.readFileSync(pidFile, "utf8").trim()]);
-        }
-        tryRun("ip", ["-6", "addr", "del", `${address}/128`, "dev", "lo"]);
-    }
 });

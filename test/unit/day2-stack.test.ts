@@ -110,6 +110,21 @@ describe("day-2 stack reading is plan's", () => {
         assert.equal(refusal(file), `${path.relative(process.cwd(), file)}: an alias refers to itself (a YAML anchor used inside its own value)`);
     });
 
+    test("a node address with an IPv6 zone id is refused by discover and status (exit 3), nothing contacted", async () => {
+        const file = stackFile("zone", base.map((l) => l.replace("{ address: 10.0.0.11 }", '{ address: "fe80::1%eth0" }')));
+        const expected =
+            `${path.relative(process.cwd(), file)}: 1 config error(s):\n` +
+            '  - nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname';
+        assert.equal(refusal(file), expected);
+        const { runTool } = await import("../helpers/day2");
+        // The message names the file relative to where the tool runs (the repository root).
+        const fromRoot = expected.replace(path.relative(process.cwd(), file), path.relative(path.resolve(__dirname, "../.."), file));
+        for (const tool of ["discover", "status"] as const) {
+            const r = await runTool(tool, [file, "--identity", "package.json"]);
+            assert.deepEqual([r.code, r.stderr.trim(), r.stdout], [3, fromRoot, ""], tool);
+        }
+    });
+
     test("a private key in clear is refused, as the program refuses it", () => {
         const file = stackFile("clear", [...base.map((l) => l.replace("{ secure: v1:not-readable-offline }", "not-a-secret"))]);
         assert.equal(

@@ -119,7 +119,9 @@ test("ssh_config: nodes go through the bastion, whose key is pinned too", () => 
     assert.ok(!files.config.includes("IdentityFile"), "agent keys when no --identity");
 });
 
-test("ssh_config: an IPv6 zone id and paths with % are literal (%%), as OpenSSH's own parser reads them back", () => {
+// The stack config refuses zone ids; the generated file must still never let a `%` of a value
+// (a host, the key or known_hosts path under a TMPDIR holding `%`) become an ssh_config token.
+test("ssh_config: a % in a host name or a path is literal (%%), as OpenSSH's own parser reads it back", () => {
     const m = model({ nodes: { node1: { address: "fe80::1%eth0" }, node2: { address: "10.0.0.12" } } });
     m.ssh!.bastion = { host: "fe80::2%br-ops.7", port: 22, user: "ops", hostKey: "ssh-ed25519 AAAAjump" };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ssh-%d-"));
