@@ -1,4 +1,5 @@
 // Shapes and helpers shared by the policies. Pure: no Pulumi runtime, no policy server.
+import { DEFAULT_SSH_PORT, sshEndpoint } from "./endpoint";
 
 /** A resource as a policy sees it: the program's inputs (or, in a stack policy, its outputs). */
 export interface PlannedResource {
@@ -266,3 +267,136 @@ export function collectNodeClaims(resources: PlannedResource[]): NodeClaim[] {
     }
     return [...byKey.values()];
 }
+
+// ---- Machines ---------------------------------------------------------------------------------
+
+export const REMOTE_COMMAND_TYPE = "command:remote:Command";
+
+/** `urn:...::parent$child::name` -> `parent` (the type chain of the resource's parents). */
+function parentTypes(urn: string): string {
+    const qualified = urn.split("::")[2] ?? "";
+    const i = qualified.lastIndexOf("$");
+    return i >= 0 ? qualified.slice(0, i) : "";
+}
+
+/**
+ * The SSH endpoint a remote command connects to, `host:port` canonical (see sshEndpoint), with
+ * ` via <bastion>` when it goes through one (an address behind a bastion is the bastion's view).
+ * Undefined where the policy cannot see it: the connection is an opaque secret or not known yet.
+ * Only the address and port are read; credentials stay where they are.
+ */
+export function commandEndpoint(resource: PlannedResource): string | undefined {
+    const connection = obj(resource.props?.connection);
+    const host = str(connection?.host);
+    if (!connection || host === undefined) {
+        return undefined;
+    }
+    const port = portOf(connection.port);
+    if (port === undefined) {
+        return undefined;
+    }
+    const proxy = obj(connection.proxy);
+    if (proxy === undefined) {
+        return sshEndpoint(host, port);
+    }
+    const bastion = str(proxy.host);
+    const bastionPort = portOf(proxy.port);
+    return bastion === undefined || bastionPort === undefined ? undefined : `${sshEndpoint(host, port)} via ${sshEndpoint(bastion, bastionPort)}`;
+}
+
+/** A known port; the provider's default where none is given. */
+function portOf(value: unknown): number | undefined {
+    if (value === undefined || value === null) {
+        return DEFAULT_SSH_PORT;
+    }
+    return typeof value === "number" && Number.isInteger(value) ? value : undefined;
+}
+
+/** Roles of the remote command a storage runs beside a node's label: disk prep, iSCSI login. */
+const NODE_COMMAND_ROLES = ["disks", "login"];
+
+/**
+ * The endpoint of the node a claim's NodePatch labels: the remote command of the same storage
+ * and node (`<storage>-<node>-disks` or `-login` beside `<storage>-<node>-label`, under the same
+ * parents), or undefined when there is none or its connection cannot be seen.
+ */
+function claimEndpoints(claims: NodeClaim[], resources: PlannedResource[]): Map<NodeClaim, string> {
+    const commands = new Map<string, PlannedResource>();
+    for (const r of resources) {
+        if (r.type === REMOTE_COMMAND_TYPE) {
+            commands.set(`${parentTypes(r.urn)}\u0000${r.name}`, r);
+        }
+    }
+    const out = new Map<NodeClaim, string>();
+    for (const claim of claims) {
+        const stem = `${claim.storage}-${claim.node}`;
+        for (const role of NODE_COMMAND_ROLES) {
+            const command = commands.get(`${parentTypes(claim.urn)}\u0000${stem}-${role}`);
+            const endpoint = command && commandEndpoint(command);
+            if (endpoint !== undefined) {
+                out.set(claim, endpoint);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+/** The claims on one machine: node names that are one node, or that reach one SSH endpoint. */
+export interface Machine {
+    /** Node names, in the order their claims come. */
+    nodes: string[];
+    /** The endpoints seen for it (empty where no connection could be seen). */
+    endpoints: string[];
+    claims: NodeClaim[];
+}
+
+/**
+ * Claims grouped by machine. A node name is one machine; two names whose remote commands reach
+ * one SSH endpoint are one machine too (one machine under two node names would otherwise claim
+ * one disk twice, or serve lvm and cephfs, unseen). Where no connection can be seen (an opaque
+ * secret in the offline plan, an unknown during preview) the node name alone decides.
+ */
+export function claimsByMachine(resources: PlannedResource[]): Machine[] {
+    const claims = collectNodeClaims(resources);
+    const endpoints = claimEndpoints(claims, resources);
+    // Union-find over "node:<name>" and "endpoint:<host:port>" keys.
+    const up = new Map<string, string>();
+    const find = (k: string): string => {
+        const p = up.get(k) ?? k;
+        if (p === k) {
+            return k;
+        }
+        const root = find(p);
+        up.set(k, root);
+        return root;
+    };
+    const union = (a: string, b: string) => {
+        const [ra, rb] = [find(a), find(b)];
+        if (ra !== rb) {
+            up.set(rb, ra);
+        }
+    };
+    for (const claim of claims) {
+        const endpoint = endpoints.get(claim);
+        if (endpoint !== undefined) {
+            union(`node:${claim.node}`, `endpoint:${endpoint}`);
+        }
+    }
+    const machines = new Map<string, Machine>();
+    for (const claim of claims) {
+        const root = find(`node:${claim.node}`);
+        const m = machines.get(root) ?? { nodes: [], endpoints: [], claims: [] };
+        const endpoint = endpoints.get(claim);
+        if (!m.nodes.includes(claim.node)) {
+            m.nodes.push(claim.node);
+        }
+        if (endpoint !== undefined && !m.endpoints.includes(endpoint)) {
+            m.endpoints.push(endpoint);
+        }
+        m.claims.push(claim);
+        machines.set(root, m);
+    }
+    return [...machines.values()];
+}
+

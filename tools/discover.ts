@@ -4,6 +4,7 @@ import { NodeAnswer, collectInventories } from "./discover/collect";
 import { NodeDiscovery, discoverNode, proposalYaml, renderNodeDevices } from "./discover/devices";
 import { gib, parseSize } from "./discover/inventory";
 import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stack";
+import { jsonText, printable } from "./discover/printable";
 import { keySourceProblem } from "./discover/ssh";
 
 const usage = `usage: npm run discover -- <stack|file> [--node NAME]... [--identity FILE] [--json]
@@ -105,16 +106,16 @@ async function main(): Promise<number> {
         }
     }
     if (opts.json) {
-        console.log(JSON.stringify(toJson(outcomes, proposal), null, 2));
-        warnings.forEach((w) => console.error(`warning: ${w}`));
+        console.log(jsonText(toJson(outcomes, proposal), 2));
+        warnings.forEach((w) => console.error(printable(`warning: ${w}`)));
     } else {
         for (const o of outcomes) {
             const address = stack.model.nodes[o.node].address;
             console.log(`${o.node} (${address})`);
-            console.log("error" in o ? `  error: ${o.error}` : renderNodeDevices(o.found));
+            console.log("error" in o ? printable(`  error: ${o.error}`) : renderNodeDevices(o.found));
             console.log("");
         }
-        warnings.forEach((w) => console.log(`warning: ${w}`));
+        warnings.forEach((w) => console.log(printable(`warning: ${w}`)));
         console.log("Proposal (clean devices by stable name; paste into an lvm or cephfs entry):\n");
         console.log(proposal.replace(/^/gm, "  ").trimEnd());
     }

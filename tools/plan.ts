@@ -11,8 +11,8 @@ import { renderChanges, renderTree } from "./plan/render";
 import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
-import { loadStackFile, projectRoot } from "./plan/stackFile";
-import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
+import { readStackArg } from "./plan/stackFile";
+import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig } from "./plan/cliInputs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
 
@@ -104,9 +104,8 @@ function writeOut(dir: string, resources: PlannedResource[]): void {
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
-    const stacksDir = path.join(projectRoot, "stacks");
-    const target = loadStackFile(resolveStackArg(opts.target, stacksDir));
-    const base = opts.diff ? loadStackFile(resolveStackArg(opts.diff, stacksDir, "--diff stack")) : undefined;
+    const target = readStackArg(opts.target);
+    const base = opts.diff ? readStackArg(opts.diff, "--diff stack") : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
     if (opts.out) {
         checkOutDir(opts.out);

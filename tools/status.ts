@@ -8,6 +8,7 @@ import { keySourceProblem } from "./discover/ssh";
 import { CephHealth, ClusterFacts, Kubectl, kubectlFor, readCephHealth, readCluster } from "./status/cluster";
 import { StatusFacts, StorageStatus, evaluateStatus, exitCodeOf } from "./status/evaluate";
 import { parseIscsiFacts } from "./status/iscsi";
+import { jsonText } from "./discover/printable";
 import { renderStatus } from "./status/render";
 
 const usage = `usage: npm run status -- <stack|file> [--identity FILE] [--json] [--watch SECONDS]
@@ -71,7 +72,7 @@ async function round(stack: Day2Stack, opts: Options, kubectl: Kubectl): Promise
 
 function print(storages: StorageStatus[], json: boolean, watching: boolean): void {
     if (json) {
-        console.log(JSON.stringify({ storages }, null, watching ? undefined : 2));
+        console.log(jsonText({ storages }, watching ? undefined : 2));
         return;
     }
     if (watching) {

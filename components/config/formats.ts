@@ -1,4 +1,5 @@
 import * as net from "net";
+import { canonicalAddress } from "../../policy/endpoint";
 
 /** Formats of single values, as pure predicates; messages live next to the schema. */
 
@@ -39,25 +40,8 @@ export function isAddress(value: string): boolean {
     return net.isIP(value) !== 0 || isHostname(value);
 }
 
-/**
- * One spelling per address, to compare endpoints: hostnames in lower case without a final dot,
- * IPv6 in its compressed form, IPv4-mapped IPv6 as IPv4. Names that resolve to one machine are
- * not resolved here (no DNS at plan time).
- */
-export function canonicalAddress(address: string): string {
-    if (net.isIPv6(address)) {
-        // A zone (fe80::1%eth0) is not part of URL syntax: compress the address, keep the zone.
-        const [ip, zone] = address.split("%");
-        const compressed = new URL(`http://[${ip}]/`).hostname.slice(1, -1) + (zone === undefined ? "" : `%${zone}`);
-        const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
-        if (mapped) {
-            const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
-            return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
-        }
-        return compressed;
-    }
-    return address.toLowerCase().replace(/\.$/, "");
-}
+/** Endpoint spelling, shared with the policy pack (which is published on its own). */
+export { canonicalAddress };
 
 /** `0.0.0.0`, `::` in any spelling, `::ffff:0.0.0.0`: an address that names no machine. */
 export function isUnspecifiedAddress(address: string): boolean {

@@ -1,6 +1,4 @@
-import { isUnknown, obj, PlannedResource, SECRET_MARKER, str } from "../model";
-
-export const REMOTE_COMMAND_TYPE = "command:remote:Command";
+import { isUnknown, obj, PlannedResource, REMOTE_COMMAND_TYPE, SECRET_MARKER, str } from "../model";
 
 /**
  * storage-ssh-host-key-pinned (advisory): a remote command names the SSH host key of its node and

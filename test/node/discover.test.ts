@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as yaml from "js-yaml";
 import { SandboxNode, startNodes, stopNodes } from "../engine/nodes";
 import { freePort } from "../helpers/net";
 import { ToolRun, runTool, stackForNodes } from "../helpers/day2";
@@ -30,7 +31,10 @@ let link: string;
 const madeDirs: string[] = [];
 /** Device roles -> loop device. */
 const dev: Record<string, string> = {};
-const roles = ["clean", "spare", "ext4", "inVg", "mounted", "gpt", "ceph", "pvPartition"] as const;
+const roles = ["clean", "spare", "ext4", "inVg", "mounted", "gpt", "ceph", "pvPartition", "hostile"] as const;
+/** A by-id link whose name holds a terminal escape and a bidi override, as a node can report one. */
+const hostileName = `zcloud-esc-${suffix}\u001b[31m\u202e`;
+const hostileLink = path.join("/dev/disk/by-id", hostileName);
 let stackFile: string;
 let json: ToolRun;
 let table: ToolRun;
@@ -103,6 +107,7 @@ before(async () => {
     }
     link = path.join("/dev/disk/by-id", wwn);
     fs.symlinkSync(path.relative("/dev/disk/by-id", dev.clean), link);
+    fs.symlinkSync(path.relative("/dev/disk/by-id", dev.hostile), hostileLink);
 
     sh("mkfs.ext4", ["-q", "-F", dev.ext4]);
     sh("pvcreate", ["-q", dev.inVg], lvmEnv);
@@ -144,6 +149,7 @@ after(() => {
     }
     if (link) {
         fs.rmSync(link, { force: true });
+        fs.rmSync(hostileLink, { force: true });
     }
     for (const d of madeDirs.reverse()) {
         tryRun("rmdir", [d]);
@@ -214,6 +220,19 @@ test("table: default minimum size calls 64 MiB devices too small; declared-but-m
     assert.match(row, /not clean: too small \(64 MiB < 1 GiB\)$/);
     assert.ok(table.stdout.includes(`  declared but missing on the node: ${missing} (lvm fast)`), table.stdout);
     assert.ok(!table.stdout.includes("node2"), "--node limits the nodes contacted");
+});
+
+test("a by-id name with terminal escapes: exact in --json, quoted in the proposal, escaped in the table", () => {
+    assert.deepEqual(device("hostile").byId, [hostileLink]);
+    const proposal = parsed().proposal;
+    assert.ok(proposal.split("\n").includes(`    - "/dev/disk/by-id/zcloud-esc-${suffix}\\u001b[31m\\u202e"`), proposal);
+    assert.ok((yaml.load(proposal) as { hosts: Record<string, string[]> }).hosts.node1.includes(hostileLink), "the proposal reads back exactly");
+    const row = table.stdout.split("\n").find((l) => l.trimStart().startsWith(`${dev.hostile} `));
+    assert.ok(row, table.stdout);
+    assert.match(row, new RegExp(` zcloud-esc-${suffix}\\\\x1b\\[31m\\\\u202e +not clean: too small \\(64 MiB < 1 GiB\\)$`));
+    for (const out of [json.stdout, table.stdout]) {
+        assert.doesNotMatch(out, /[\u001b\u202e]/, "no raw escape or bidi override printed");
+    }
 });
 
 test("--accept-unpinned connects and prints the key the host showed, to pin it", async () => {

@@ -96,8 +96,10 @@ export function storageClass(storage: string, isDefault: boolean | string | unde
     });
 }
 
-export function nodeCommand(storage: string, node: string, connection: unknown): PlannedResource {
-    return resource("command:remote:Command", `${storage}-${node}-disks`, { connection, create: "sh -c ..." }, PARENT.lvm);
+/** The remote command beside a storage's label on a node: `-disks` (lvm, cephfs) or `-login` (iscsi). */
+export function nodeCommand(storage: string, node: string, connection: unknown, type: "lvm" | "cephfs" | "iscsi" = "lvm"): PlannedResource {
+    const role = type === "iscsi" ? "login" : "disks";
+    return resource("command:remote:Command", `${storage}-${node}-${role}`, { connection, create: "sh -c ..." }, PARENT[type]);
 }
 
 /** The engine's marker for a string not known during preview. */

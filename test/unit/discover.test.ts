@@ -1,6 +1,10 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { StackModel } from "../../components/config/model";
 import { discoverNode, proposalYaml } from "../../tools/discover/devices";
 import { LsblkDevice, parseNodeReport, parseSize, verdictOf } from "../../tools/discover/inventory";
@@ -113,6 +117,35 @@ test("ssh_config: nodes go through the bastion, whose key is pinned too", () => 
     assert.ok(files.config.includes("  ProxyJump zcloud.bastion\n"));
     assert.ok(files.knownHosts.includes("zcloud.bastion ssh-ed25519 AAAAjump\n"));
     assert.ok(!files.config.includes("IdentityFile"), "agent keys when no --identity");
+});
+
+// The stack config refuses zone ids; the generated file must still never let a `%` of a value
+// (a host, the key or known_hosts path under a TMPDIR holding `%`) become an ssh_config token.
+test("ssh_config: a % in a host name or a path is literal (%%), as OpenSSH's own parser reads it back", () => {
+    const m = model({ nodes: { node1: { address: "fe80::1%eth0" }, node2: { address: "10.0.0.12" } } });
+    m.ssh!.bastion = { host: "fe80::2%br-ops.7", port: 22, user: "ops", hostKey: "ssh-ed25519 AAAAjump" };
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ssh-%d-"));
+    try {
+        const knownHosts = path.join(dir, "known_hosts");
+        const identity = path.join(dir, "id %h");
+        const files = sshConfigFiles(m, { identity, acceptUnpinned: false, connectTimeout: 10, commandTimeout: 60 }, knownHosts);
+        assert.ok(files.config.includes("Host zcloud.node.node1\n  HostName fe80::1%%eth0\n"), files.config);
+        assert.ok(files.config.includes("Host zcloud.bastion\n  HostName fe80::2%%br-ops.7\n"), files.config);
+        assert.ok(files.config.includes(`  UserKnownHostsFile "${knownHosts.replace(/%/g, "%%")}"\n`), files.config);
+        // IdentityFile is expanded when the key is loaded (after what -G prints): checked as written.
+        assert.ok(files.config.includes(`  IdentityFile "${identity.replace(/%/g, "%%")}"\n`), files.config);
+        const config = path.join(dir, "config");
+        fs.writeFileSync(config, files.config);
+        // `ssh -G` prints the configuration it would use, without connecting.
+        const effective = (alias: string) => execFileSync("ssh", ["-F", config, "-G", alias], { encoding: "utf8" }).split("\n");
+        const node1 = effective("zcloud.node.node1");
+        for (const line of ["hostname fe80::1%eth0", `userknownhostsfile ${knownHosts}`, "proxyjump zcloud.bastion"]) {
+            assert.ok(node1.includes(line), `${line}\n${node1.join("\n")}`);
+        }
+        assert.ok(effective("zcloud.bastion").includes("hostname fe80::2%br-ops.7"));
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 });
 
 test("unpinned hosts and a missing key source are refused before connecting", () => {

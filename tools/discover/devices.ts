@@ -4,6 +4,7 @@
  */
 import { DeclaredDevice } from "./stack";
 import { NodeReport, Verdict, formatSize, verdictOf } from "./inventory";
+import { printable, yamlQuoted } from "./printable";
 import { renderTable } from "./table";
 
 export interface DiscoveredDevice extends Verdict {
@@ -45,7 +46,7 @@ export function discoverNode(report: NodeReport, declared: DeclaredDevice[], min
 }
 
 const plainYaml = /^[A-Za-z0-9_./:+@=,-]+$/;
-const yamlWord = (s: string) => (plainYaml.test(s) ? s : JSON.stringify(s));
+const yamlWord = (s: string) => (plainYaml.test(s) ? s : yamlQuoted(s));
 
 /**
  * `hosts:` with each node's clean devices by stable name, to paste into an lvm or cephfs entry.
@@ -79,7 +80,7 @@ export function renderNodeDevices(found: NodeDiscovery): string {
     ]);
     const lines = [renderTable(["DEVICE", "SIZE", "KIND", "MODEL / SERIAL", "BY-ID", "VERDICT"], rows)];
     for (const m of found.missingDeclared) {
-        lines.push(`  declared but missing on the node: ${m}`);
+        lines.push(printable(`  declared but missing on the node: ${m}`));
     }
     return lines.join("\n");
 }

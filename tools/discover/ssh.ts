@@ -53,8 +53,14 @@ export function keySourceProblem(opts: Pick<SshOptions, "identity">, env: NodeJS
     return env.SSH_AUTH_SOCK ? undefined : "no SSH key: pass --identity FILE or load the key into ssh-agent (SSH_AUTH_SOCK is not set); the stack's secure: key cannot be decrypted offline";
 }
 
-/** ssh_config quoting: one argument in double quotes (paths may hold blanks). */
-const q = (v: string) => `"${v.replace(/"/g, "")}"`;
+/**
+ * ssh_config expands `%` tokens in HostName, IdentityFile and UserKnownHostsFile (`%h`, `%d`...):
+ * a literal `%`, such as an IPv6 zone's (`fe80::1%eth0`), is written `%%`.
+ */
+const sshConfigLiteral = (v: string) => v.replace(/%/g, "%%");
+
+/** ssh_config quoting: one argument in double quotes (paths may hold blanks), `%` literal. */
+const q = (v: string) => `"${sshConfigLiteral(v.replace(/"/g, ""))}"`;
 
 /**
  * The generated ssh_config and known_hosts for a stack. Pure: unit-tested. Pinned hosts get
@@ -67,7 +73,7 @@ export function sshConfigFiles(model: StackModel, opts: SshOptions, knownHostsFi
     const lines: string[] = [];
     const known: string[] = [];
     const host = (alias: string, hostName: string, port: number, user: string, hostKey: string | undefined, jump?: string) => {
-        lines.push(`Host ${alias}`, `  HostName ${hostName}`, `  Port ${port}`, `  User ${user}`, `  HostKeyAlias ${alias}`);
+        lines.push(`Host ${alias}`, `  HostName ${sshConfigLiteral(hostName)}`, `  Port ${port}`, `  User ${user}`, `  HostKeyAlias ${alias}`);
         lines.push(`  StrictHostKeyChecking ${hostKey ? "yes" : "accept-new"}`);
         if (jump) {
             lines.push(`  ProxyJump ${jump}`);

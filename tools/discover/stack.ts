@@ -1,8 +1,8 @@
 import * as path from "path";
 import { formatIssue } from "../../components/config/errors";
 import { StackModel } from "../../components/config/model";
-import { parseStackConfig } from "../../components/config/parse";
-import { loadStackFile } from "../plan/stackFile";
+import { parseFullConfig } from "../../components/config/namespaces";
+import { readStackArg } from "../plan/stackFile";
 
 /** A validated stack model for the day-2 tools, with what they need besides it. */
 export interface Day2Stack {
@@ -15,31 +15,26 @@ export interface Day2Stack {
 /** Raised for anything wrong before a node or the cluster is contacted (exit 3). */
 export class Day2ConfigError extends Error {}
 
-const prefix = "zcloud-storage:";
-
 /**
- * Reads a stack name or file and validates it like the program does. `secure:` values stay
+ * Reads a stack name or file as `npm run plan` does (readStackArg: name lookup, refusals of the
+ * file argument, bounded YAML) and validates every key as the program does (parseFullConfig:
+ * namespaces, provider keys, the storage namespace, secrets in clear). `secure:` values stay
  * unreadable (offline placeholders): the SSH key comes from --identity or the agent instead.
  */
 export function loadDay2Stack(target: string): Day2Stack {
     let loaded;
     try {
-        loaded = loadStackFile(target);
+        loaded = readStackArg(target);
     } catch (e) {
         throw new Day2ConfigError((e as Error).message);
     }
-    const values: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(loaded.config.values)) {
-        if (key.startsWith(prefix)) {
-            values[key.slice(prefix.length)] = value;
-        }
-    }
-    const result = parseStackConfig(values);
+    const { values, secretKeys, securePaths } = loaded.config;
+    const result = parseFullConfig(values, { secretKeys: new Set(secretKeys), securePaths });
     const shown = path.relative(process.cwd(), loaded.file) || loaded.file;
     if (!result.model) {
         throw new Day2ConfigError(`${shown}: ${result.errors.length} config error(s):\n${result.errors.map((i) => `  - ${formatIssue(i)}`).join("\n")}`);
     }
-    const context = loaded.config.values["kubernetes:context"];
+    const context = values["kubernetes:context"];
     return { file: loaded.file, model: result.model, kubeContext: typeof context === "string" ? context : undefined };
 }
 

@@ -1,6 +1,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { offlineSecret, readStackDocument } from "../../components/config/stackDocument";
+import { resolveStackArg } from "./cliInputs";
 import { PlanConfig } from "./model";
 
 export const projectRoot = path.resolve(__dirname, "..", "..");
@@ -41,4 +42,13 @@ export function loadStackFile(arg: string): { file: string; config: PlanConfig }
     const file = resolveStackFile(arg);
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
     return { file, config: parseStackYaml(readNoFollow(file), stack, path.relative(process.cwd(), file) || file) };
+}
+
+/**
+ * A tool's `<stack|file>` argument read as plan, discover and status all read it: looked up and
+ * checked by resolveStackArg (stack-name rules, a path taken as given), then parsed as bounded
+ * YAML. `label` names the argument in messages (`--diff stack`).
+ */
+export function readStackArg(arg: string, label = "stack"): { file: string; config: PlanConfig } {
+    return loadStackFile(resolveStackArg(arg, path.join(projectRoot, "stacks"), label));
 }

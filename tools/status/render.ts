@@ -1,5 +1,6 @@
 /** The people-facing status: one block per storage, a node table, then its problems. */
 import { formatSize } from "../discover/inventory";
+import { printable } from "../discover/printable";
 import { renderTable } from "../discover/table";
 import { NodeStatus, StorageStatus, problemLine } from "./evaluate";
 
@@ -37,13 +38,14 @@ const detailHeaders: Partial<Record<StorageStatus["type"], string[]>> = {
     iscsi: ["SESSIONS", "MULTIPATH", "VG", "LOCKSPACE"],
 };
 
+/** Storage, node and problem lines carry what nodes and the cluster report: escaped (see printable). */
 export function renderStatus(storages: StorageStatus[]): string {
     const out: string[] = [];
     for (const s of storages) {
         const sc = s.storageClass ? (s.storageClass.present ? `StorageClass ${s.name}${s.storageClass.default ? " (default)" : ""}` : "StorageClass missing") : "StorageClass ?";
         out.push(`${s.name} (${s.type}): ${s.healthy ? "healthy" : `${s.problems.length} problem${s.problems.length === 1 ? "" : "s"}`}; ${sc}`);
         if (s.ceph) {
-            out.push(`  ceph ${s.ceph.status}, OSDs ${s.ceph.up} up / ${s.ceph.in} in / ${s.ceph.osds}, used ${formatSize(s.ceph.bytesUsed)} of ${formatSize(s.ceph.bytesTotal)}`);
+            out.push(printable(`  ceph ${s.ceph.status}, OSDs ${s.ceph.up} up / ${s.ceph.in} in / ${s.ceph.osds}, used ${formatSize(s.ceph.bytesUsed)} of ${formatSize(s.ceph.bytesTotal)}`));
         }
         const nodes = Object.entries(s.nodes);
         if (nodes.length > 0) {
@@ -52,7 +54,7 @@ export function renderStatus(storages: StorageStatus[]): string {
             out.push(renderTable(header, rows));
         }
         for (const p of s.problems) {
-            out.push(`  ${p.kind}: ${problemLine(s.name, p)}`);
+            out.push(printable(`  ${p.kind}: ${problemLine(s.name, p)}`));
         }
         out.push("");
     }
