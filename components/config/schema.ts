@@ -37,7 +37,7 @@ function reachableAddressProblem(address: string): string | undefined {
     }
     const zone = f.ipv6Zone(address);
     if (zone !== undefined) {
-        return `${JSON.stringify(address)} carries an IPv6 zone (%${zone}): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname`;
+        return `${JSON.stringify(address)} carries an IPv6 zone (%${zone}): a zone names a network interface of one machine, so it does not hold for every machine that uses the address; use a global or unique-local address, or a hostname`;
     }
     return undefined;
 }

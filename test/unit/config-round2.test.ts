@@ -267,9 +267,9 @@ describe("addresses: the unspecified address, zones, IPv4-mapped forms", () => {
         assert.deepEqual(errors({ nfs: [{ name: "nfs", server: "0.0.0.0", path: "/e" }] }), [`nfs[0].server: ${unspecified("0.0.0.0")}`]);
     });
 
-    test("an IPv6 zone id is refused: it names an interface of one machine and ssh_config cannot take it", () => {
+    test("an IPv6 zone id is refused: it names an interface of one machine", () => {
         assert.deepEqual(errors({ nodes: { node1: { address: "fe80::1%eth0" } } }), [
-            'nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname',
+            'nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address; use a global or unique-local address, or a hostname',
         ]);
         assert.deepEqual(errors({ nodes, ssh, iscsi: [{ name: "san", portals: ["[fe80::1%eth0]:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", initiators: ["node1"] }] }).length, 1);
     });

@@ -114,7 +114,7 @@ describe("day-2 stack reading is plan's", () => {
         const file = stackFile("zone", base.map((l) => l.replace("{ address: 10.0.0.11 }", '{ address: "fe80::1%eth0" }')));
         const expected =
             `${path.relative(process.cwd(), file)}: 1 config error(s):\n` +
-            '  - nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address (and ssh_config, which discover and status use, cannot take it); use a global or unique-local address, or a hostname';
+            '  - nodes.node1.address: "fe80::1%eth0" carries an IPv6 zone (%eth0): a zone names a network interface of one machine, so it does not hold for every machine that uses the address; use a global or unique-local address, or a hostname';
         assert.equal(refusal(file), expected);
         const { runTool } = await import("../helpers/day2");
         // The message names the file relative to where the tool runs (the repository root).
