@@ -121,6 +121,11 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
         fs.mkdirSync(path.join(dir, "pods"));
         fs.mkdirSync(path.join(dir, "nodes"));
+        // the script-set ConfigMaps as the API server holds them once `pulumi up` made them
+        for (const [name, data] of Object.entries(plan.scriptSets)) {
+            fs.mkdirSync(path.join(dir, "configmaps", name), { recursive: true });
+            for (const [key, text] of Object.entries(data)) fs.writeFileSync(path.join(dir, "configmaps", name, key), text);
+        }
         if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
         const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
         if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
@@ -133,13 +138,14 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             const child = spawn("/bin/sh", ["-c", edit(drain.delete)], {
                 env: {
                     PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-                    ...drain.environment,
+                    ...(drain.environment ?? {}),
                     ZCLOUD_TEST_KUBECTL_LOG: log,
                     ZCLOUD_TEST_ADMIN_POD: ADMIN_POD,
                     ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
                     ZCLOUD_TEST_NSPID: String(c.nsTarget),
                     ZCLOUD_TEST_PODS: path.join(dir, "pods"),
                     ZCLOUD_TEST_NODES: path.join(dir, "nodes"),
+                    ZCLOUD_TEST_CONFIGMAPS: path.join(dir, "configmaps"),
                 },
                 stdio: ["ignore", "pipe", "pipe"],
             });
@@ -506,8 +512,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 `zcloud: ${devices.a}: kept osd.0: same disk is declared as ${alias}`,
             ]);
             assert.equal(kept.r.stderr, "");
-            assert.deepEqual(kept.calls.map((call) => call[4]), ["get", "exec", "get", "exec"], "admin pod, cluster check, annotation, label: no drain, scale, purge or zap");
-            assert.deepEqual(kept.calls[3].slice(-4), ["cephfs-osd-id", devices.a, c.fsid, alias]);
+            assert.deepEqual(kept.calls.map((call) => call[4]), ["get", "get", "exec", "get", "exec"], "script set, admin pod, cluster check, annotation, label: no drain, scale, purge or zap");
+            assert.deepEqual(kept.calls[4].slice(-4), ["cephfs-osd-id", devices.a, c.fsid, alias]);
             const dump = await c.cephJson<{ osds: { osd: number; up: number; in: number }[] }>(["osd", "dump"]);
             assert.deepEqual(dump.osds.map((o) => `osd.${o.osd} up=${o.up} in=${o.in}`), ["osd.0 up=1 in=1", "osd.1 up=1 in=1"]);
             ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.a]));
@@ -621,13 +627,23 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             `zcloud: cluster ${otherFsid}: refused: the admin pod's ceph.conf is of cluster ${c.fsid}, not this storage's cluster ${otherFsid}; nothing was changed`,
             `zcloud: ${NODE2} ${devices.b}: refused: the admin pod on ${NODE2} is not of this storage's cluster ${otherFsid} (see above); nothing was drained or deleted`,
         ]);
-        assert.equal(wrong.calls.length, 2, "get pods and the cluster check only");
+        assert.equal(wrong.calls.length, 3, "the script set, get pods and the cluster check only");
         await osd1Untouched();
         // without the provider's context (or kubeconfig) the drain cannot know the cluster
         const unknown = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --context ${CONTEXT}`, ""));
         assert.equal(unknown.r.code, 1, show(unknown.r));
         assert.match(unknown.r.stderr, /refused: cannot tell which Kubernetes cluster the stack's provider uses/);
         assert.equal(unknown.calls.length, 0, "no kubectl call at all");
+        // the drain's script set is gone from the cluster: the delete fails, nothing else is asked
+        const missingSet = "ceph-x-scripts-osd-drain-000000000000";
+        const missing = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --script-configmap \S+/, ` --script-configmap ${missingSet}`));
+        assert.equal(missing.r.code, 1, show(missing.r));
+        assert.equal(
+            missing.r.stderr,
+            `Error from server (NotFound): configmaps "${missingSet}" not found\nzcloud: ${NODE2} ${devices.b}: refused: cannot read the drain's script set, ConfigMap ${missingSet} (see above); nothing was drained or deleted\n`,
+        );
+        assert.deepEqual(missing.calls.map((call) => call.slice(4, 6)), [["get", "configmap"]]);
+        await osd1Untouched();
         // the node's devices annotation cannot be read (or is empty): a renamed disk cannot be
         // told from a removed one, so nothing is drained
         const subject = `zcloud: ${NODE2} ${devices.b}: `;
@@ -641,8 +657,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 blind.r.stderr.split("\n").filter((l) => l.startsWith(subject)).join("\n"),
                 `${subject}refused: ${reason}, so cannot tell whether ${devices.b} is still declared under another name; nothing was drained or deleted`,
             );
-            assert.deepEqual(blind.calls.map((call) => call[4]), ["get", "exec", "get"], "admin pod, cluster check, node annotation; nothing after");
-            assert.deepEqual(blind.calls[2].slice(4), ["get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
+            assert.deepEqual(blind.calls.map((call) => call[4]), ["get", "get", "exec", "get"], "script set, admin pod, cluster check, node annotation; nothing after");
+            assert.deepEqual(blind.calls[3].slice(4), ["get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
         }
         await osd1Untouched();
 
@@ -665,10 +681,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const admin = plan.resource(`ceph-${FS}-admin`, "kubernetes:apps/v1:DaemonSet").inputs as { spec: { selector: { matchLabels: Record<string, string> } } };
         const adminSelector = Object.entries(admin.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
         const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
-        const calls = removal.calls;
+        const drainSet = / --script-configmap (\S+)/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
+        const calls = removal.calls.slice(1);
         const sorted = (sel: string) => sel.split(",").sort().join(",");
         assert.deepEqual([...calls[0].slice(0, 7), sorted(calls[0][7]), ...calls[0].slice(8)], [...ctx, "get", "pods", "--selector", sorted(adminSelector), "--field-selector", `spec.nodeName=${NODE2},status.phase=Running`, "--output", "jsonpath={.items[0].metadata.name}"]);
-        const drainScript = plan.drain(NODE2, devices.b).environment.ZCLOUD_CEPH_DRAIN_SCRIPT;
+        const drainScript = plan.scriptSets[drainSet]["ceph-osd-drain.sh"];
         const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript, "ceph-osd-drain", ...args, "--fsid", c.fsid];
         assert.deepEqual(calls[1], inPod("check"));
         assert.deepEqual(calls[2], [...ctx, "get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
@@ -712,7 +730,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(unreadable.r.code, 1, show(unreadable.r));
         assert.match(unreadable.r.stderr, new RegExp(`${devices.b} has a bluestore label that ceph-bluestore-tool cannot read`));
         assert.match(unreadable.r.stderr, new RegExp(`^${subject}refused: cannot tell which OSD ${devices.b} holds \\(see above\\); nothing was drained or deleted$`, "m"));
-        assert.equal(unreadable.calls.length, 4, "no drain, scale or purge after the label lookup failed");
+        assert.equal(unreadable.calls.length, 5, "no drain, scale or purge after the label lookup failed");
         ok(await c.exec(["dd", "if=/dev/zero", `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
 
         // the node's disk command may now let the device go (osd.2 on the other device still holds)
