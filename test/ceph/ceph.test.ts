@@ -51,8 +51,8 @@ function onNode(command: string): Promise<RunResult> {
 
 /** The planned OSD container with its action word replaced (`run` -> `prepare`). */
 function osdAction(c: PlannedContainer, action: string): PlannedContainer {
-    assert.deepEqual(c.command.slice(3, 5), ["ceph-osd", "run"], `${c.id}: sh -c <script> ceph-osd run ...`);
-    return { ...c, command: [...c.command.slice(0, 4), action, ...c.command.slice(5)] };
+    assert.deepEqual(c.command.slice(0, 3), ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run"], `${c.id}: sh <scripts volume>/ceph-osd.sh run ...`);
+    return { ...c, command: [...c.command.slice(0, 2), action, ...c.command.slice(3)] };
 }
 /** Health checks this single-host test cluster may show at the end: none. */
 const ALLOWED_HEALTH_CHECKS = new Set<string>();
@@ -225,7 +225,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // What the mon workload renders: the init's --mon is the Service ClusterIP that
         // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
         const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a"]);
+        assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a"]);
         const mon = plan.container(`ceph-${FS}-mon-a`, "mon");
         assert.deepEqual(mon.command, ["ceph-mon", "--foreground", "--id", "a", "--setuser", "ceph", "--setgroup", "ceph", `--public-addr=${c.monIp}`, "--public-bind-addr=$(POD_IP)"]);
         assert.deepEqual(mon.env.find((e) => e.name === "POD_IP"), { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
@@ -286,10 +286,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     it("keyrings: Secret keys imported, daemon keys created, idempotent, a changed key refused", async () => {
         // the filesystem Job's csi-user container and the mgr/mds keyring init containers
         const csi = plan.container(`${FS}-filesystem`, "csi-user");
-        assert.deepEqual(csi.command.slice(3), ["ceph-keyring", "import", "client.csi", "csi", "--key-file", "/etc/zcloud/ceph-keys/csi", "--fs", FS]);
+        assert.deepEqual(csi.command.slice(1), ["/etc/zcloud/scripts/ceph-keyring.sh", "import", "client.csi", "csi", "--key-file", "/etc/zcloud/ceph-keys/csi", "--fs", FS]);
         const keyring = (type: "mgr" | "mds", id: string) => {
             const k = plan.container(`ceph-${FS}-${type}-${id}`, "keyring");
-            assert.deepEqual(k.command.slice(3), ["ceph-keyring", "daemon", type, id]);
+            assert.deepEqual(k.command.slice(1), ["/etc/zcloud/scripts/ceph-keyring.sh", "daemon", type, id]);
             return k;
         };
         const boot = ["import", "client.bootstrap-osd", "bootstrap-osd", "--key-file", c.keyFile("bootstrap-osd")];
@@ -345,7 +345,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // the planned OSD workloads: sh -c '<scripts>' ceph-osd run --device <dev> --host <node>
         for (const [k, node] of [["a", NODE1], ["b", NODE2], ["c", NODE2]]) {
             const osd = plan.container(osdWorkload[k], "osd");
-            assert.deepEqual(osd.command.slice(3), ["ceph-osd", "run", "--device", devices[k], "--host", node]);
+            assert.deepEqual(osd.command.slice(1), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", devices[k], "--host", node]);
             const keyDir = c.containerEnv(osd).ZCLOUD_CEPH_KEYS;
             assert.deepEqual(fs.readdirSync(keyDir), ["bootstrap-osd"], "the OSD gets the bootstrap-osd key only");
             assert.equal(fs.readFileSync(path.join(keyDir, "bootstrap-osd"), "utf8").trim(), c.key("bootstrap-osd"));
@@ -384,7 +384,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
         // the filesystem Job: init container ceph-fs.sh apply, then the csi-user container
         const job = plan.container(`${FS}-filesystem`, "filesystem");
-        assert.deepEqual(job.command.slice(3), ["ceph-fs", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
+        assert.deepEqual(job.command.slice(1), ["/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
         const first = ok(await c.container(job, { timeoutMs: 240_000 }));
         assert.deepEqual(decisions(first.stdout), [
             "zcloud: shared-fs: replicas 2, min_size 1 for 2 host(s)",
@@ -762,12 +762,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         c.writeConf(c.conf, c.fsid, grown);
         // mon a's init with the grown config: its store is left as it is
         const aInit = grown.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(aInit.command.slice(3), ["ceph-mon-init", "--id", "a", ...mons]);
+        assert.deepEqual(aInit.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", ...mons]);
         assert.deepEqual(decisions(ok(await c.container(aInit)).stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
         const fixed = (id: string) => ["keyring", "zcloud-fsid"].map((f) => fs.readFileSync(path.join(c.dataDir, "mon", `ceph-${id}`, f), "utf8"));
         for (const id of ["b", "c"]) {
             const init = grown.container(`ceph-${FS}-mon-${id}`, "mon-init");
-            assert.deepEqual(init.command.slice(3), ["ceph-mon-init", "--id", id, ...mons]);
+            assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...mons]);
             const joined = ok(await c.container(init));
             assert.deepEqual(decisions(joined.stdout), [
                 `zcloud: mon.${id}: a quorum of cluster ${c.fsid} answered; joining it`,

@@ -10,11 +10,14 @@ import * as path from "node:path";
 
 const root = path.resolve(__dirname, "..", "..");
 
-/** The index.ts of `commit`'s tree, unpacked once per process; `cleanup` removes the copy. */
-export function oldProgram(commit: string): { program: string; cleanup: () => void } {
+/**
+ * `commit`'s program (index.ts, components) and its plan tool (tools, policy), unpacked;
+ * `cleanup` removes the copy.
+ */
+export function oldProgram(commit: string): { dir: string; program: string; cleanup: () => void } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-old-program-"));
-    const archive = execFileSync("git", ["archive", "--format=tar", commit, "index.ts", "components", "package.json", "tsconfig.json"], { cwd: root, maxBuffer: 1 << 28 });
+    const archive = execFileSync("git", ["archive", "--format=tar", commit, "index.ts", "components", "tools", "policy", "Pulumi.yaml", "package.json", "tsconfig.json"], { cwd: root, maxBuffer: 1 << 28 });
     execFileSync("tar", ["-x", "-C", dir], { input: archive });
     fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
-    return { program: path.join(dir, "index.ts"), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return { dir, program: path.join(dir, "index.ts"), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
