@@ -12,6 +12,7 @@ import { defaultProgram, planConfig } from "./plan/runner";
 import { loadStackFile, projectRoot } from "./plan/stackFile";
 import { CliInputError, checkOutDir, readPolicyPackConfig, resolveStackArg } from "./plan/cliInputs";
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
+import { renderScriptSetChanges, scriptSetFiles } from "./plan/scriptSets";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir] [--policy-pack-config file]
 
@@ -106,6 +107,10 @@ function writeOut(dir: string, resources: PlannedResource[]): void {
             }
         }
     });
+    for (const file of scriptSetFiles(resources)) {
+        fs.mkdirSync(path.dirname(path.join(dir, file.path)), { recursive: true });
+        fs.writeFileSync(path.join(dir, file.path), file.text, { mode: 0o644 });
+    }
 }
 
 async function main(): Promise<void> {
@@ -155,6 +160,10 @@ async function main(): Promise<void> {
         if (before) {
             console.log(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
             console.log(renderChanges(diffPlans(before, run.resources)));
+            const scripts = renderScriptSetChanges(before, run.resources);
+            if (scripts) {
+                console.log(`\n${scripts}`);
+            }
         } else {
             console.log(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
             console.log(renderTree(run.resources));
