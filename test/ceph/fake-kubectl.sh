@@ -39,7 +39,9 @@ die() {
 
 case "${1:-} ${2:-}" in
     "get configmap")
-        [ "${4:-}" = --output ] && [ "${5:-}" = 'jsonpath={.data.ceph-osd-drain\.sh}' ] || die "get configmap: unexpected $*"
+        if [ "${4:-}" != --output ] || [ "${5:-}" != 'jsonpath={.data.ceph-osd-drain\.sh}' ]; then
+            die "get configmap: unexpected $*"
+        fi
         [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }
         cat "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh"
         ;;
