@@ -636,7 +636,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(unknown.calls.length, 0, "no kubectl call at all");
         // the drain's script set is gone from the cluster: the delete fails, nothing else is asked
         const missingSet = "ceph-x-scripts-osd-drain-000000000000";
-        const missing = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --script-configmap \S+/, ` --script-configmap ${missingSet}`));
+        assert.match(plan.drain(NODE2, devices.b).delete, / --script-configmap \S+ --context \S+$/);
+        const missing = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --script-configmap \S+( --context \S+)$/, ` --script-configmap ${missingSet}$1`));
         assert.equal(missing.r.code, 1, show(missing.r));
         assert.equal(
             missing.r.stderr,
@@ -681,7 +682,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const admin = plan.resource(`ceph-${FS}-admin`, "kubernetes:apps/v1:DaemonSet").inputs as { spec: { selector: { matchLabels: Record<string, string> } } };
         const adminSelector = Object.entries(admin.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
         const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
-        const drainSet = / --script-configmap (\S+)/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        // the last arguments (the script's own usage text names the flag too)
+        const drainSet = / --script-configmap (\S+) --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
         assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
         const calls = removal.calls.slice(1);
         const sorted = (sel: string) => sel.split(",").sort().join(",");
