@@ -6,8 +6,9 @@ import { benchHostKey } from "./benchStack";
 
 /**
  * Plan inputs by size (the bytes of each resource's inputs as `--json` prints them, compact):
- * what a stack's checkpoint holds at least once. `npx tsx tools/benchInputs.ts`. Stacks: a
- * 3-host CephFS with 4 OSDs (node5 has two devices), and one LVM node with 4 devices.
+ * what a stack's checkpoint holds at least once, and as `--json` prints them (indented).
+ * `npx tsx tools/benchInputs.ts [--verbose] [--program <index.ts of another checkout>]`. Stacks:
+ * a 3-host CephFS with 4 OSDs (node5 has two devices), and one LVM node with 4 devices.
  */
 const nodes = { node3: { address: "10.0.0.13" }, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
 const ssh = { user: "root", privateKey: { secure: "v1:bench" }, hostKeys: { node3: benchHostKey } };
@@ -27,21 +28,26 @@ export const benchStacks: Record<string, Record<string, unknown>> = {
 const kb = (n: number) => `${(n / 1000).toFixed(1)} KB`;
 
 /** Each resource's input bytes, largest first. */
-export function inputSizes(resources: PlannedResource[]): Array<{ name: string; type: string; bytes: number }> {
-    return resources.map((r) => ({ name: r.name, type: r.type, bytes: Buffer.byteLength(JSON.stringify(r.inputs)) })).sort((a, b) => b.bytes - a.bytes);
+export function inputSizes(resources: PlannedResource[]): Array<{ name: string; type: string; bytes: number; printed: number }> {
+    return resources
+        .map((r) => ({ name: r.name, type: r.type, bytes: Buffer.byteLength(JSON.stringify(r.inputs)), printed: Buffer.byteLength(JSON.stringify(r.inputs, null, 2)) }))
+        .sort((a, b) => b.bytes - a.bytes);
 }
 
 async function main(): Promise<void> {
     const verbose = process.argv.includes("--verbose");
+    const at = process.argv.indexOf("--program");
+    const program = at > 0 ? process.argv[at + 1] : undefined;
     for (const [label, values] of Object.entries(benchStacks)) {
         const config = Object.fromEntries(Object.entries(values).map(([k, v]) => [`zcloud-storage:${k}`, v]));
-        const run = await planConfig(parseStackYaml(yaml.dump({ config }), "bench"));
+        const run = await planConfig(parseStackYaml(yaml.dump({ config }), "bench"), program);
         if (run.error) {
             throw new Error(`${label}: ${run.error.message}`);
         }
         const sizes = inputSizes(run.resources);
         const total = sizes.reduce((sum, s) => sum + s.bytes, 0);
-        console.log(`${label}: plan inputs ${kb(total)} in ${sizes.length} resources; largest ${sizes[0].name} ${kb(sizes[0].bytes)}`);
+        const printed = sizes.reduce((sum, s) => sum + s.printed, 0);
+        console.log(`${label}: plan inputs ${kb(total)} (${kb(printed)} as --json prints them) in ${sizes.length} resources; largest ${sizes[0].name} ${kb(sizes[0].bytes)}`);
         if (verbose) {
             for (const s of sizes.filter((s) => s.bytes >= 1000)) {
                 console.log(`  ${kb(s.bytes).padStart(9)}  ${s.name} (${s.type})`);
