@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { plan } from "../helpers/planCli";
 import { oldProgram } from "../helpers/oldProgram";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 
 /** The last commit whose program shipped the Ceph scripts inline. */
 const INLINE_SCRIPTS_COMMIT = "b2e6236";
@@ -78,6 +78,30 @@ describe("--diff-plan", () => {
         assert.deepEqual(kinds("~"), ["ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-osd-sdb-drain", "shared-n2-osd-sdb-drain"]);
         assert.deepEqual(kinds("-"), []);
         assert.equal(lines[lines.length - 1], "1 to replace, 9 to update, 5 to create");
+        // the script change once per set (the old plan carried the text inline, not as a set),
+        // then one line per workload that runs a set
+        const osdId = cephScriptBundle("ceph-osd.sh").id;
+        assert.ok(r.stdout.includes(`\nScript sets changed (each once):\n\nceph-mon-init.sh: script set ${cephScriptBundle("ceph-mon-init.sh").id} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
+        assert.equal(r.stdout.split("\n").filter((l) => l.startsWith("ceph-osd.sh: script set ")).length, 1, "once per set");
+        const runs = r.stdout.split("\n").filter((l) => / runs script set /.test(l));
+        assert.deepEqual(runs.filter((l) => l.includes("ceph-osd.sh")), [
+            `  ceph-shared-osd-n1-sdb: ceph-osd.sh runs script set ${osdId} (was inline in the old plan)`,
+            `  ceph-shared-osd-n2-sdb: ceph-osd.sh runs script set ${osdId} (was inline in the old plan)`,
+        ]);
+        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets
+        assert.equal(runs.length, 9);
+    });
+
+    test("--out writes each script set's text once, under scripts/<id>/<script>", async () => {
+        const out = path.join(dir, "out");
+        const r = await plan(path.join(dir, "Pulumi.prod.yaml"), "--out", out);
+        assert.equal(r.code, 0, r.stderr);
+        const sets = fs.readdirSync(path.join(out, "scripts")).sort();
+        const scripts = ["ceph-fs.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"] as const;
+        assert.deepEqual(sets, scripts.map((s) => cephScriptBundle(s).id).sort());
+        for (const s of scripts) {
+            assert.equal(fs.readFileSync(path.join(out, "scripts", cephScriptBundle(s).id, s), "utf8"), cephScriptBundle(s).text);
+        }
     });
 
     test("a file that is not a saved plan is refused before planning, naming the flag and the culprit", async () => {
