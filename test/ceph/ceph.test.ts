@@ -689,7 +689,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const sorted = (sel: string) => sel.split(",").sort().join(",");
         assert.deepEqual([...calls[0].slice(0, 7), sorted(calls[0][7]), ...calls[0].slice(8)], [...ctx, "get", "pods", "--selector", sorted(adminSelector), "--field-selector", `spec.nodeName=${NODE2},status.phase=Running`, "--output", "jsonpath={.items[0].metadata.name}"]);
         const drainScript = plan.scriptSets[drainSet]["ceph-osd-drain.sh"];
-        const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript, "ceph-osd-drain", ...args, "--fsid", c.fsid];
+        // the drain reads the set with $(kubectl get ...), which drops the text's final newline
+        const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript.replace(/\n+$/, ""), "ceph-osd-drain", ...args, "--fsid", c.fsid];
         assert.deepEqual(calls[1], inPod("check"));
         assert.deepEqual(calls[2], [...ctx, "get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
         assert.deepEqual(calls[3].slice(0, 7), [...ctx, "exec", ADMIN_POD, "--"]);
