@@ -13,13 +13,17 @@ import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
 import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig } from "./plan/cliInputs";
+import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
+import { renderScriptSetChanges, scriptSetFiles } from "./plan/scriptSets";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>] [--out dir] [--policy-pack-config file]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir] [--policy-pack-config file]
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
   --json         print { resources, violations } as JSON (secrets as "[secret]")
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
+  --diff-plan OLD.json        the same against a plan saved with --json, also by another version
+                              of this program (what an upgrade of zcloud-storage does to the stack)
   --out DIR      write rendered manifests and node commands to DIR
   --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
   --program FILE              plan your own Pulumi program (a module that uses the components)
@@ -31,6 +35,7 @@ interface Options {
     target: string;
     json: boolean;
     diff?: string;
+    diffPlan?: string;
     out?: string;
     policyConfig?: string;
     program?: string;
@@ -49,6 +54,7 @@ function parseArgs(argv: string[]): Options {
         };
         if (a === "--json") opts.json = true;
         else if (a === "--diff") opts.diff = value();
+        else if (a === "--diff-plan") opts.diffPlan = value();
         else if (a === "--out") opts.out = value();
         else if (a === "--policy-pack-config") opts.policyConfig = value();
         else if (a === "--program") opts.program = value();
@@ -59,6 +65,9 @@ function parseArgs(argv: string[]): Options {
     }
     if (!opts.target) {
         throw new UsageError("give a stack name or stack file");
+    }
+    if (opts.diff !== undefined && opts.diffPlan !== undefined) {
+        throw new UsageError("--diff and --diff-plan: give one base to compare with");
     }
     return opts as Options;
 }
@@ -99,6 +108,21 @@ function writeOut(dir: string, resources: PlannedResource[]): void {
             }
         }
     });
+    for (const file of scriptSetFiles(resources)) {
+        const target = path.join(dir, file.path);
+        refuseLinkedDirs(dir, path.dirname(target));
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        replaceFile(target, file.text);
+    }
+}
+
+/** Refuses to write below `dir` through a directory that is a symbolic link (planted between runs). */
+function refuseLinkedDirs(dir: string, sub: string): void {
+    for (let d = sub; d.length > dir.length && d.startsWith(dir); d = path.dirname(d)) {
+        if (fs.lstatSync(d, { throwIfNoEntry: false })?.isSymbolicLink()) {
+            throw new CliInputError(`--out ${dir}: ${d} is a symbolic link; the plan writes only into real directories, never through a link`);
+        }
+    }
 }
 
 async function main(): Promise<void> {
@@ -106,6 +130,7 @@ async function main(): Promise<void> {
     // Every file argument is checked before the plan runs: a bad one fails at once.
     const target = readStackArg(opts.target);
     const base = opts.diff ? readStackArg(opts.diff, "--diff stack") : undefined;
+    const savedPlan = opts.diffPlan !== undefined ? parseSavedPlan(readSavedPlanText(opts.diffPlan), opts.diffPlan) : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
     if (opts.out) {
         checkOutDir(opts.out);
@@ -125,6 +150,9 @@ async function main(): Promise<void> {
     if (base && baseRun) {
         failOnError(baseRun, path.relative(process.cwd(), base.file));
     }
+    // The base to compare with: the other config's plan, or a saved plan (maybe of another version).
+    const before = baseRun?.resources ?? (savedPlan && savedAsBase(savedPlan, run.resources));
+    const beforeLabel = base ? path.relative(process.cwd(), base.file) : `${opts.diffPlan} (saved plan)`;
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
@@ -134,7 +162,7 @@ async function main(): Promise<void> {
         writeOut(opts.out, run.resources);
     }
     if (opts.json) {
-        const changes = baseRun ? diffPlans(baseRun.resources, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
+        const changes = before ? diffPlans(before, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
         const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
         run.resources = [];
         await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, advisories: advisories.length ? advisories : undefined });
@@ -145,9 +173,13 @@ async function main(): Promise<void> {
         for (const a of advisories) {
             console.log(`advisory: ${a}`);
         }
-        if (baseRun && base) {
-            console.log(`Changes from ${path.relative(process.cwd(), base.file)} to ${path.relative(process.cwd(), target.file)}:\n`);
-            console.log(renderChanges(diffPlans(baseRun.resources, run.resources)));
+        if (before) {
+            console.log(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
+            console.log(renderChanges(diffPlans(before, run.resources)));
+            const scripts = renderScriptSetChanges(before, run.resources);
+            if (scripts) {
+                console.log(`\n${scripts}`);
+            }
         } else {
             console.log(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
             console.log(renderTree(run.resources));

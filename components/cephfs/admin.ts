@@ -44,7 +44,7 @@ export function cephAdminPods(a: CephAdminPodsArgs): CephAdminPods {
                                 volumeMounts: [...pods.keyedMounts, mount("dev", "/dev")],
                             }),
                         ],
-                    }),
+                    }).spec,
                 },
             },
         },

@@ -30,26 +30,30 @@ export function cephFilesystem(a: CephFilesystemArgs): k8s.batch.v1.Job {
             metadata: { name: pods.names.filesystem, namespace: pods.namespace, labels: pods.labels("ceph-fs") },
             spec: {
                 backoffLimit: 6,
-                template: {
-                    metadata: { labels: pods.labels("ceph-fs") },
-                    spec: pods.pod([pods.keysVolume(a.keys, ["admin", "csi"])], {
-                        restartPolicy: "OnFailure",
-                        initContainers: [
-                            pods.container({
-                                name: "filesystem",
-                                command: cephScriptCommand("ceph-fs.sh", ["apply", "--fs", fs, "--hosts", String(a.hosts), "--replicas", String(a.replicas)]),
-                                volumeMounts: pods.keyedMounts,
-                            }),
-                        ],
-                        containers: [
-                            pods.container({
-                                name: "csi-user",
-                                command: cephScriptCommand("ceph-keyring.sh", ["import", `client.${csiCephUser}`, "csi", "--key-file", `${cephPaths.keys}/csi`, "--fs", fs]),
-                                volumeMounts: pods.keyedMounts,
-                            }),
-                        ],
-                    }),
-                },
+                template: pods.template(
+                    pods.labels("ceph-fs"),
+                    pods.pod(
+                        [pods.keysVolume(a.keys, ["admin", "csi"])],
+                        {
+                            restartPolicy: "OnFailure",
+                            initContainers: [
+                                pods.container({
+                                    name: "filesystem",
+                                    command: cephScriptCommand("ceph-fs.sh", ["apply", "--fs", fs, "--hosts", String(a.hosts), "--replicas", String(a.replicas)]),
+                                    volumeMounts: [...pods.keyedMounts, pods.scriptsMount],
+                                }),
+                            ],
+                            containers: [
+                                pods.container({
+                                    name: "csi-user",
+                                    command: cephScriptCommand("ceph-keyring.sh", ["import", `client.${csiCephUser}`, "csi", "--key-file", `${cephPaths.keys}/csi`, "--fs", fs]),
+                                    volumeMounts: [...pods.keyedMounts, pods.scriptsMount],
+                                }),
+                            ],
+                        },
+                        ["ceph-fs.sh", "ceph-keyring.sh"],
+                    ),
+                ),
             },
         },
         // A Job's template is immutable: a change replaces it (delete first, same name).

@@ -40,7 +40,7 @@ export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
                     pods.container({
                         name: "keyring",
                         command: cephScriptCommand("ceph-keyring.sh", ["daemon", type, id]),
-                        volumeMounts: [...pods.keyedMounts, dataMount],
+                        volumeMounts: [...pods.keyedMounts, pods.scriptsMount, dataMount],
                     }),
                 ],
                 containers: [
@@ -50,7 +50,7 @@ export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
                         volumeMounts: [pods.confMount, dataMount],
                     }),
                 ],
-            }),
+            }, ["ceph-keyring.sh"]),
             a.dependsOn,
         ),
     );

@@ -35,7 +35,7 @@ export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
                     pods.container({
                         name: "mon-init",
                         command: id.monAddresses.apply((addrs) => cephScriptCommand("ceph-mon-init.sh", monInitArgs(m.id, addrs, initialMons))),
-                        volumeMounts: [...pods.keyedMounts, storeMount],
+                        volumeMounts: [...pods.keyedMounts, pods.scriptsMount, storeMount],
                     }),
                 ],
                 containers: [
@@ -61,7 +61,7 @@ export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
                         volumeMounts: [pods.confMount, storeMount],
                     }),
                 ],
-            }),
+            }, ["ceph-mon-init.sh"]),
             [id.monServices[m.id]],
         ),
     );

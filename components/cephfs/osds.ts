@@ -11,7 +11,7 @@ import { DeviceWipe } from "../config/model";
 import { deviceSlug } from "./cluster";
 import { CephAdminPods } from "./admin";
 import { CephPods, cephPaths } from "./pods";
-import { cephScriptText, cephScriptCommand } from "./scripts";
+import { cephScriptCommand } from "./scripts";
 
 /**
  * The cluster the Kubernetes provider uses, as kubectl options: the stack's kubernetes:context
@@ -129,11 +129,12 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
                         name: "osd",
                         command: cephScriptCommand("ceph-osd.sh", ["run", "--device", device, "--host", node]),
                         securityContext: privileged,
-                        volumeMounts: [...pods.keyedMounts, mount("dev", "/dev"), mount("run-udev", "/run/udev"), mount("osd-data", `${cephPaths.data}/osd`)],
+                        volumeMounts: [...pods.keyedMounts, pods.scriptsMount, mount("dev", "/dev"), mount("run-udev", "/run/udev"), mount("osd-data", `${cephPaths.data}/osd`)],
                         resources: { requests: { cpu: "250m", memory: "2Gi" } },
                     }),
                 ],
             },
+            ["ceph-osd.sh"],
         ),
         deps,
         { deleteBeforeReplace: true },
@@ -148,7 +149,10 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
  */
 function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
-    const removeArgs = (fsid: string, ns: string) => [
+    // The drain reads its Ceph script set from this ConfigMap at delete time; depending on it
+    // keeps it until the drain itself is gone (its name is in the delete string state holds).
+    const script = pods.scriptSet("ceph-osd-drain.sh");
+    const removeArgs = (fsid: string, ns: string, scriptSet: string) => [
         "--namespace",
         ns,
         "--fsid",
@@ -167,6 +171,8 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         `storage.zcloud.io/ceph-osd=${workload}`,
         "--timeout",
         String(a.drainTimeoutSeconds),
+        "--script-configmap",
+        scriptSet,
         ...drainKubeArgs(a.kube),
     ];
     return new command.local.Command(
@@ -174,16 +180,15 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         {
             // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
-                .all([a.fsid, pods.namespace])
-                .apply(([fsid, ns]) => ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns).map(shellQuote)].join(" ")),
-            environment: {
-                ZCLOUD_CEPH_DRAIN_SCRIPT: cephScriptText("ceph-osd-drain.sh"),
-                ...(a.kube.kubeconfigContent ? { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } : {}),
-            },
+                .all([a.fsid, pods.namespace, script.metadata.name])
+                .apply(([fsid, ns, scriptSet]) =>
+                    ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
+                ),
+            ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },
         {
             ...pods.child,
-            dependsOn: deps,
+            dependsOn: [...deps, script],
             customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
         },
     );

@@ -4,10 +4,16 @@ import { ServiceAccountGrant } from "../k8s/rbac";
 import { mount } from "../k8s/workloads";
 import { commonLabels } from "../naming";
 import { cephNames } from "./cluster";
+import { CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
 
 export type Container = k8s.types.input.core.v1.Container;
 export type Volume = k8s.types.input.core.v1.Volume;
 export type PodSpec = k8s.types.input.core.v1.PodSpec;
+/** A pod template: its spec and the annotations that roll it (the script sets it runs). */
+export interface PodTemplate {
+    spec: PodSpec;
+    annotations?: Record<string, string>;
+}
 /** A key of the storage's key Secrets (a file of the key directory). */
 export type CephKeyName = "mon" | "admin" | "bootstrap-osd" | "csi";
 
@@ -46,6 +52,7 @@ export class CephPods {
     readonly child: pulumi.CustomResourceOptions;
     private readonly image: string;
     private readonly confVolume: Volume;
+    private readonly scriptSets = new Map<CephScript, k8s.core.v1.ConfigMap>();
 
     constructor(a: CephPodsArgs) {
         this.storage = a.storage;
@@ -89,14 +96,55 @@ export class CephPods {
         };
     }
 
-    /** A pod spec on the storage's account with the ceph.conf volume and `volumes`. */
-    pod(volumes: Volume[], extra: PodSpec): PodSpec {
+    /**
+     * The immutable ConfigMap of one script set (made on first use, one per storage and set). Its
+     * name carries the set's id, so a changed script is a new ConfigMap and the old one is
+     * deleted only after everything that referred to it (pods rolled, drains updated or deleted).
+     */
+    scriptSet(script: CephScript): k8s.core.v1.ConfigMap {
+        let cm = this.scriptSets.get(script);
+        if (cm === undefined) {
+            const name = cephScriptSetName(this.storage, script);
+            cm = new k8s.core.v1.ConfigMap(
+                name,
+                {
+                    metadata: { name, namespace: this.namespace, labels: this.labels("ceph-scripts") },
+                    immutable: true,
+                    data: { [script]: cephScriptBundle(script).text },
+                },
+                this.child,
+            );
+            this.scriptSets.set(script, cm);
+        }
+        return cm;
+    }
+
+    /** The `scripts` mount: the pod's script sets, read-only, at cephScriptDir. */
+    readonly scriptsMount = { name: "scripts", mountPath: cephScriptDir, readOnly: true };
+
+    /**
+     * A pod template on the storage's account with the ceph.conf volume and `volumes`; with
+     * `scripts`, also the `scripts` volume (those sets' ConfigMaps, one file each) and their
+     * hashes as an annotation, so a changed set rolls the pod.
+     */
+    pod(volumes: Volume[], extra: PodSpec, scripts: CephScript[] = []): PodTemplate {
+        const scriptsVolume: Volume[] = scripts.length
+            ? [{ name: "scripts", projected: { defaultMode: 0o555, sources: scripts.map((s) => ({ configMap: { name: this.scriptSet(s).metadata.name, items: [{ key: s, path: s }] } })) } }]
+            : [];
         return {
-            serviceAccountName: this.account.serviceAccount.metadata.name,
-            automountServiceAccountToken: false,
-            volumes: [this.confVolume, ...volumes],
-            ...extra,
+            spec: {
+                serviceAccountName: this.account.serviceAccount.metadata.name,
+                automountServiceAccountToken: false,
+                volumes: [this.confVolume, ...volumes, ...scriptsVolume],
+                ...extra,
+            },
+            ...(scripts.length ? { annotations: { [scriptSetsAnnotation]: scriptSetsValue(scripts) } } : {}),
         };
+    }
+
+    /** A workload's pod template: labels, the template's annotations (if any) and spec. */
+    template(labels: Record<string, string>, t: PodTemplate): k8s.types.input.core.v1.PodTemplateSpec {
+        return { metadata: { labels, ...(t.annotations ? { annotations: t.annotations } : {}) }, spec: t.spec };
     }
 
     /** One daemon in a one-replica Deployment named `workload`, never two at once. */
@@ -104,7 +152,7 @@ export class CephPods {
         workload: string,
         component: string,
         podLabels: Record<string, string>,
-        spec: PodSpec,
+        template: PodTemplate,
         deps: pulumi.Resource[],
         extra: pulumi.CustomResourceOptions = {},
     ): k8s.apps.v1.Deployment {
@@ -117,7 +165,7 @@ export class CephPods {
                     // Never two daemons of one id (or on one store) at once.
                     strategy: { type: "Recreate" },
                     selector: { matchLabels: podLabels },
-                    template: { metadata: { labels: podLabels }, spec },
+                    template: this.template(podLabels, template),
                 },
             },
             { ...this.child, ...extra, dependsOn: [...deps, ...this.account.ready], customTimeouts: { create: "10m", update: "10m", delete: "10m" } },

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev>
 #                      --devices-annotation <key> --admin-selector <labels>
-#                      --osd-deployment <name> --osd-selector <labels>
+#                      --osd-deployment <name> --osd-selector <labels> --script-configmap <name>
 #                      [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]
 #
 # kubectl talks to the cluster the Kubernetes provider uses: --context and/or --kubeconfig (the
@@ -26,13 +26,15 @@
 #   5. zap: erases the device's label, only now that its OSD no longer exists in the cluster.
 # Any refusal or timeout stops here with exit != 0: the delete fails, the OSD workload and the
 # disk command stay, nothing is zapped; re-running `pulumi up` continues where it stopped.
-# The Ceph scripts run inside the admin pod, shipped as $ZCLOUD_CEPH_DRAIN_SCRIPT
-# (lib.sh + ceph-lib.sh + ceph-osd-drain.sh). No key passes through this script.
+# The Ceph scripts run inside the admin pod: the script set (lib.sh + ceph-lib.sh +
+# ceph-osd-drain.sh) is read from the immutable ConfigMap <name> (its name carries the set's hash;
+# the drain resource depends on it, so it outlives every drain that names it). A missing or empty
+# ConfigMap refuses before anything is drained. No key passes through this script.
 # Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
 set -eu
 
 rm_usage() {
-    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev> --devices-annotation <key> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]" >&2
+    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev> --devices-annotation <key> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> --script-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]" >&2
     exit 2
 }
 
@@ -45,7 +47,7 @@ rm_die() {
     exit "${2:-1}"
 }
 
-rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_kfile='' rm_timeout=600
+rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_script_cm='' rm_script='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_kfile='' rm_timeout=600
 while [ $# -gt 0 ]; do
     if [ "$1" = --kubeconfig-from-env ]; then
         rm_kcfg_env=1
@@ -63,19 +65,20 @@ while [ $# -gt 0 ]; do
         --admin-selector) rm_admin=$2 ;;
         --osd-deployment) rm_osd=$2 ;;
         --osd-selector) rm_osd_sel=$2 ;;
+        --script-configmap) rm_script_cm=$2 ;;
         --context) rm_ctx=$2 ;;
         --timeout) rm_timeout=$2 ;;
         *) rm_usage ;;
     esac
     shift 2
 done
-for rm_v in "$rm_ns" "$rm_fsid" "$rm_node" "$rm_dev" "$rm_annotation" "$rm_admin" "$rm_osd" "$rm_osd_sel"; do
+for rm_v in "$rm_ns" "$rm_fsid" "$rm_node" "$rm_dev" "$rm_annotation" "$rm_admin" "$rm_osd" "$rm_osd_sel" "$rm_script_cm"; do
     [ -n "$rm_v" ] || rm_usage
 done
 case $rm_timeout in '' | *[!0-9]*) rm_usage ;; esac
 case $rm_fsid in *[!0-9a-f-]*) rm_usage ;; esac
 case $rm_annotation in *[!A-Za-z0-9./-]*) rm_usage ;; esac
-[ -n "${ZCLOUD_CEPH_DRAIN_SCRIPT:-}" ] || rm_usage
+case $rm_script_cm in *[!a-z0-9.-]*) rm_usage ;; esac
 rm_subject="$rm_node $rm_dev"
 
 # rm_kube_target: sets the kubectl options of the provider's cluster, or refuses.
@@ -105,11 +108,21 @@ rm_kubectl() {
 rm_ceph() {
     rm_c_pod=$1
     shift
-    rm_kubectl exec "$rm_c_pod" -- sh -c "$ZCLOUD_CEPH_DRAIN_SCRIPT" ceph-osd-drain "$@" --fsid "$rm_fsid"
+    rm_kubectl exec "$rm_c_pod" -- sh -c "$rm_script" ceph-osd-drain "$@" --fsid "$rm_fsid"
+}
+
+# rm_script_set: reads the drain's script set from its ConfigMap, or refuses (never skips: a
+# drain that cannot run leaves the OSD, its workload and the disk command in place).
+rm_script_set() {
+    rm_script=$(rm_kubectl get configmap "$rm_script_cm" --output 'jsonpath={.data.ceph-osd-drain\.sh}') ||
+        rm_die "cannot read the drain's script set, ConfigMap $rm_script_cm (see above); nothing was drained or deleted"
+    [ -n "$rm_script" ] ||
+        rm_die "ConfigMap $rm_script_cm holds no ceph-osd-drain.sh; nothing was drained or deleted"
 }
 
 rm_kube_target
 command -v kubectl >/dev/null 2>&1 || rm_die "kubectl is not installed where pulumi runs; the OSD cannot be drained"
+rm_script_set
 
 rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"

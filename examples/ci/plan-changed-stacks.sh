@@ -2,6 +2,11 @@
 # Pull-request check without cluster credentials: for every stack file changed between the base
 # branch and HEAD, plan it offline against the base branch's version (`npm run plan -- NEW
 # --diff BASE`), and write the change list and the policy results to the job summary.
+# When the zcloud-storage program is part of this repository (ZCLOUD_DIR inside it) and the change
+# touches it (e.g. a bump of zcloud-storage), the base is planned by the base's own program: a
+# checkout of the base commit in a temp dir, its own dependencies ($BASE_INSTALL), its `--json`
+# plan; then every stack is planned with `--diff-plan` against that, so the summary shows what the
+# new program does to each stack.
 #
 #   bash examples/ci/plan-changed-stacks.sh [BASE_REF]
 #
@@ -13,6 +18,8 @@
 # PLAN_JSON_DIR  if set, also writes each plan with --json there (<stack file name>.json).
 # ZCLOUD_DIR the zcloud-storage checkout whose `npm run plan` plans (default: the current
 #            directory; set it when the stacks live in a repository of their own).
+# BASE_INSTALL how the base checkout gets its dependencies (default `npm ci --ignore-scripts
+#            --no-audit --no-fund`), run in the base's ZCLOUD_DIR.
 #
 # Exit codes: 0 every changed stack plans without config errors or mandatory violations;
 # 1 at least one does not (the summary says which); 2 usage or git errors.
@@ -22,8 +29,11 @@ base_ref=${1:-${BASE_REF:-origin/main}}
 stacks_glob=${STACKS_GLOB:-stacks/Pulumi.*.yaml}
 summary=${SUMMARY:-${GITHUB_STEP_SUMMARY:-plan-summary.md}}
 zcloud_dir=${ZCLOUD_DIR:-.}
+base_install=${BASE_INSTALL:-npm ci --ignore-scripts --no-audit --no-fund}
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+base_tree=''
+# shellcheck disable=SC2016 # expanded when the trap runs
+trap '[ -z "$base_tree" ] || git worktree remove --force "$base_tree" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
 
 # say LINE...: one line into the summary.
 say() {
@@ -63,18 +73,63 @@ plan() {
     npm --prefix "$zcloud_dir" run --silent plan -- "$@"
 }
 
-# plan_one FILE OLD: plans FILE (against OLD, its base version, if any) into the summary;
-# returns the plan's exit code.
+# program_path: ZCLOUD_DIR relative to the repository's top, when the program is part of it.
+program_path() {
+    local top dir
+    top=$(git rev-parse --show-toplevel)
+    dir=$(cd "$zcloud_dir" && pwd -P)
+    case $dir/ in
+        "$(cd "$top" && pwd -P)"/*) printf '%s\n' "${dir#"$(cd "$top" && pwd -P)"}" | sed 's|^/||' ;;
+        *) return 1 ;;
+    esac
+}
+
+# program_changed BASE: true when anything outside the stack files changed under the program's
+# path since BASE (its code, package.json, package-lock.json).
+program_changed() {
+    local at
+    at=$(program_path) || return 1
+    [ -n "$(git diff --name-only "$1" HEAD -- "${at:-.}" ":(exclude)$stacks_glob")" ]
+}
+
+# base_program BASE TREE: a checkout of BASE at TREE with its own dependencies; prints the base's
+# ZCLOUD_DIR. The base plans with the program it had, not with this one.
+base_program() {
+    local at
+    at=$(program_path)
+    git worktree add --quiet --detach "$2" "$1" >&2
+    (cd "$2/$at" && $base_install) >&2 || {
+        echo "plan-changed-stacks: installing the base's dependencies ($base_install) failed" >&2
+        exit 2
+    }
+    printf '%s\n' "$2/$at"
+}
+
+# base_plan DIR OLD: the base's --json plan of OLD (its stack file at the base) with the base's
+# program in DIR; prints the JSON file, or nothing when the base's program cannot plan it (then
+# the stack is compared with --diff under the new program).
+base_plan() {
+    local json=$scratch/base/${2##*/}.json
+    npm --prefix "$1" run --silent plan -- "$2" --json >"$json" 2>"$json.err" || true
+    if [ -s "$json" ]; then printf '%s\n' "$json"; else echo "plan-changed-stacks: the base's program did not plan ${2##*/}: $(head -c 500 "$json.err")" >&2; fi
+}
+
+# plan_one FILE OLD [BASE_JSON]: plans FILE (against BASE_JSON, the base program's plan of OLD,
+# else against OLD, its base version, if any) into the summary; returns the plan's exit code.
 plan_one() {
-    local file=$1 old=$2 out code=0
+    local file=$1 old=$2 saved=${3:-} out code=0
     local args=("$PWD/$file")
-    [ -z "$old" ] || args+=(--diff "$old")
+    if [ -n "$saved" ]; then
+        args+=(--diff-plan "$saved")
+    elif [ -n "$old" ]; then
+        args+=(--diff "$old")
+    fi
     out=$(plan "${args[@]}" 2>&1) || code=$?
     if [ -n "${PLAN_JSON_DIR:-}" ]; then
         mkdir -p "$PLAN_JSON_DIR"
         plan "${args[@]}" --json >"$PLAN_JSON_DIR/${file##*/}.json" 2>/dev/null || true
     fi
-    say "### \`$file\` $([ -z "$old" ] && echo '(new stack)' || echo "(changes from $base_ref)")" ""
+    say "### \`$file\` $([ -z "$old" ] && echo '(new stack)' || echo "(changes from $base_ref$([ -z "$saved" ] || echo ", planned by its own program"))")" ""
     case $code in
         0) say "Result: **ok**" ;;
         1) say "Result: **failed**: config errors or mandatory policy violations" ;;
@@ -86,11 +141,18 @@ plan_one() {
 }
 
 main() {
-    local base files deleted failed=0 file old
+    local base files deleted failed=0 file old base_dir='' saved
     base=$(merge_base)
     files=$(changed_stacks "$base")
     deleted=$(deleted_stacks "$base")
     say "## zcloud-storage plan of changed stacks" "" "Base: \`$base_ref\` (merge base \`${base:0:12}\`)" ""
+    if program_changed "$base"; then
+        # The program changed: every stack may change, each compared with the base program's plan.
+        base_tree=$scratch/base-tree # set here: the EXIT trap removes it
+        base_dir=$(base_program "$base" "$base_tree")
+        files=$(git ls-files -- "$stacks_glob")
+        say "The zcloud-storage program changed: every stack is planned, the base by the base's own program." ""
+    fi
     if [ -z "$files" ]; then
         say "No stack file changed."
     fi
@@ -99,7 +161,9 @@ main() {
     done
     for file in $files; do
         old=$(base_version "$base" "$file")
-        plan_one "$file" "$old" || failed=1
+        saved=''
+        [ -z "$base_dir" ] || [ -z "$old" ] || saved=$(base_plan "$base_dir" "$old")
+        plan_one "$file" "$old" "$saved" || failed=1
     done
     echo "plan-changed-stacks: summary in $summary" >&2
     return "$failed"

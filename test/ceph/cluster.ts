@@ -154,7 +154,8 @@ export class CephTestCluster {
     }
 
     /**
-     * Where a container path is in this test: the ConfigMap mount is <tmp>/etc, a Secret mount
+     * Where a container path is in this test: the ConfigMap mount is <tmp>/etc, the scripts
+     * volume <tmp>/scripts/<container> (from the planned ConfigMaps), a Secret mount
      * <tmp>/keys or <tmp>/osd-keys (by Secret), /var/lib/ceph/..., /dev and /run/udev stay (the
      * namespace's /var/lib/ceph is the test's). Any other mount fails the test.
      */
@@ -166,6 +167,8 @@ export class CephTestCluster {
             if (vol.configMap) {
                 if (vol.configMap.name !== `ceph-${this.plan.stack.storage}-conf`) throw new Error(`${c.id}: unexpected ConfigMap ${vol.configMap.name}`);
                 map.push([m.mountPath, path.dirname(this.conf)]);
+            } else if (vol.projected) {
+                map.push([m.mountPath, this.projectScripts(c, vol.projected)]);
             } else if (vol.secret) {
                 const dir = { [`ceph-${this.plan.stack.storage}-keys`]: "keys", [`ceph-${this.plan.stack.storage}-osd-keys`]: "osd-keys" }[vol.secret.secretName];
                 if (!dir) throw new Error(`${c.id}: unexpected Secret ${vol.secret.secretName}`);
@@ -190,6 +193,26 @@ export class CephTestCluster {
         for (const item of items) {
             fs.copyFileSync(path.join(source, item.key), path.join(dir, item.path));
             fs.chmodSync(path.join(dir, item.path), secret.defaultMode ?? 0o644);
+        }
+        return dir;
+    }
+
+    /**
+     * A projected volume of script-set ConfigMaps as the kubelet gives it: each source's items
+     * from the planned ConfigMap, with the volume's mode, in a directory of this container's own.
+     * A ConfigMap the plan does not hold fails the test (the pod would not start).
+     */
+    private projectScripts(c: PlannedContainer, projected: NonNullable<Volume["projected"]>): string {
+        const dir = path.join(this.tmp, "scripts", c.id.replace(/[^A-Za-z0-9-]+/g, "_"));
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.mkdirSync(dir, { recursive: true });
+        const sets = this.plan.scriptSets;
+        for (const source of projected.sources) {
+            const cm = source.configMap;
+            if (!cm || !sets[cm.name]) throw new Error(`${c.id}: projected source ${JSON.stringify(source)} is no planned script-set ConfigMap`);
+            for (const item of cm.items ?? Object.keys(sets[cm.name]).map((key) => ({ key, path: key }))) {
+                fs.writeFileSync(path.join(dir, item.path), sets[cm.name][item.key], { mode: projected.defaultMode ?? 0o644 });
+            }
         }
         return dir;
     }
@@ -231,8 +254,7 @@ export class CephTestCluster {
     containerArgv(c: PlannedContainer): string[] {
         const map = this.pathMap(c);
         const env = this.containerEnv(c);
-        return c.command.map((w, i) => {
-            if (c.command[0] === "sh" && i === 2) return w; // the script text itself
+        return c.command.map((w) => {
             const expanded = w.replace(/\$\((\w+)\)/g, (_, v: string) => {
                 if (env[v] === undefined) throw new Error(`${c.id}: $(${v}) is not in the container's env`);
                 return env[v];

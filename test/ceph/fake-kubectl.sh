@@ -3,6 +3,9 @@
 # (components/node/cephfs-osd-remove.sh), which has no API server to talk to. It answers only the
 # calls that script makes, records every argv, and plays Kubernetes' part against the test
 # cluster:
+#   get configmap <name> --output jsonpath={.data.ceph-osd-drain\.sh}
+#                                    -> the content of $ZCLOUD_TEST_CONFIGMAPS/<name>/ceph-osd-drain.sh
+#                                       (the planned ConfigMap); none: NotFound, as the API says
 #   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
 #   get node <name> --output jsonpath={.metadata.annotations.<key>}
 #                                    -> the content of $ZCLOUD_TEST_NODES/<name> (the node's
@@ -35,6 +38,13 @@ die() {
 }
 
 case "${1:-} ${2:-}" in
+    "get configmap")
+        if [ "${4:-}" != --output ] || [ "${5:-}" != 'jsonpath={.data.ceph-osd-drain\.sh}' ]; then
+            die "get configmap: unexpected $*"
+        fi
+        [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }
+        cat "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh"
+        ;;
     "get pods")
         printf '%s' "$ZCLOUD_TEST_ADMIN_POD"
         ;;

@@ -1,8 +1,9 @@
 /**
  * What the program renders for the Ceph tier's stack, taken from the offline plan (the real
  * program under the mock runtime): container commands, env and mounts of the mon, mgr, mds, OSD
- * workloads, the admin DaemonSet and the filesystem Job; the ConfigMap's ceph.conf; the node disk
- * commands; the delete-time drain. The tier runs these, substituting only paths and devices.
+ * workloads, the admin DaemonSet and the filesystem Job; the ConfigMap's ceph.conf; the script
+ * sets' ConfigMaps (what the pods mount and the drain reads); the node disk commands; the
+ * delete-time drain. The tier runs these, substituting only paths and devices.
  */
 import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
@@ -25,6 +26,7 @@ export interface Volume {
     secret?: { secretName: string; defaultMode?: number; items?: Array<{ key: string; path: string }> };
     hostPath?: { path: string; type?: string };
     emptyDir?: Record<string, never>;
+    projected?: { defaultMode?: number; sources: Array<{ configMap?: { name: string; items?: Array<{ key: string; path: string }> } }> };
 }
 export interface PlannedContainer {
     /** `<workload>/<container>`, for messages. */
@@ -43,8 +45,8 @@ export interface PlannedDisks {
 export interface PlannedDrain {
     /** The local command's delete string (`sh -c '<cephfs-osd-remove.sh>' cephfs-osd-remove ...`). */
     delete: string;
-    /** Its environment (ZCLOUD_CEPH_DRAIN_SCRIPT). */
-    environment: Record<string, string>;
+    /** Its environment (only a kubeconfig's content, when the stack gives one). */
+    environment?: Record<string, string>;
 }
 
 /** The tier's stack: one cephfs storage on the test host as two nodes (+ a wipe storage). */
@@ -114,6 +116,17 @@ export class CephPlan {
         const ips = [...hosts.matchAll(/\[v2:([0-9.]+):3300,v1:\1:6789\]/g)].map((m) => m[1]);
         assert.ok(ips.length > 0, `mon_host of v2+v1 addresses expected:\n${this.conf}`);
         return Object.fromEntries(ips.map((ip, i) => [String.fromCharCode(97 + i), ip]));
+    }
+
+    /** The planned script-set ConfigMaps (`ceph-<storage>-scripts-<set>-<id>`): name -> data. */
+    get scriptSets(): Record<string, Record<string, string>> {
+        const sets = this.run.resources.filter((r) => r.type === "kubernetes:core/v1:ConfigMap" && /-scripts-[a-z-]+-[0-9a-f]{12}$/.test(r.name));
+        assert.ok(sets.length > 0, "no script-set ConfigMaps in the plan");
+        return Object.fromEntries(sets.map((r) => {
+            const inputs = r.inputs as { metadata: { name: string }; data: Record<string, string>; immutable?: boolean };
+            assert.equal(inputs.immutable, true, `${r.name} is immutable`);
+            return [inputs.metadata.name, inputs.data];
+        }));
     }
 
     /** A container (or init container) of a planned Deployment, DaemonSet or Job. */

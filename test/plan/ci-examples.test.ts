@@ -115,3 +115,52 @@ test("the GitLab CI jobs are valid against GitLab's CI schema; a broken copy is 
     const broken = yaml.load(fs.readFileSync(gitlabJobs, "utf8").replace("  stage: check\n  rules:", "  stage: check\n  rulez:"));
     assert.equal(validate(broken), false, "an unknown job key must fail");
 });
+
+test("a change of the program itself (a zcloud-storage bump): every stack planned, the base by the base's own program", () => {
+    // A repository holding the program and its stacks: the base commit, then a change to a node
+    // script the disk commands carry. Planned by the head's program on both sides, nothing would
+    // change; the base's own program (a checkout of the base) shows the update.
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ci-own-"));
+    const run = (...args: string[]) => execFileSync("git", args, { cwd: own, encoding: "utf8" });
+    try {
+        const tree = execFileSync("git", ["ls-files", "index.ts", "components", "tools", "policy", "package.json", "package-lock.json", "tsconfig.json", "Pulumi.yaml"], { cwd: root, encoding: "utf8" }).trim().split("\n");
+        for (const file of tree) {
+            fs.mkdirSync(path.dirname(path.join(own, file)), { recursive: true });
+            fs.copyFileSync(path.join(root, file), path.join(own, file));
+        }
+        fs.mkdirSync(path.join(own, "stacks"));
+        fs.writeFileSync(path.join(own, "stacks/Pulumi.prod.yaml"), stack("/dev/disk/by-id/wwn-0x2"));
+        fs.writeFileSync(path.join(own, "stacks/Pulumi.lab.yaml"), stack("/dev/disk/by-id/wwn-0x3"));
+        fs.writeFileSync(path.join(own, ".gitignore"), "node_modules\n");
+        fs.symlinkSync(path.join(root, "node_modules"), path.join(own, "node_modules"));
+        run("init", "-q", "-b", "main");
+        run("config", "user.email", "ci@example.invalid");
+        run("config", "user.name", "ci test");
+        run("add", "-A");
+        run("commit", "-q", "-m", "base");
+        run("checkout", "-q", "-b", "bump");
+        fs.appendFileSync(path.join(own, "components/node/lvm-reconcile.sh"), "# a changed line\n");
+        run("commit", "-q", "-am", "bump the program");
+        const summary = path.join(own, "..", `${path.basename(own)}-summary.md`);
+        const { GITHUB_STEP_SUMMARY: _, ZCLOUD_DIR: __, ...rest } = process.env;
+        const r = spawnSync("bash", [script, "main"], {
+            cwd: own,
+            encoding: "utf8",
+            env: { ...rest, SUMMARY: summary, BASE_INSTALL: `ln -s ${path.join(root, "node_modules")} node_modules` },
+        });
+        const text = fs.existsSync(summary) ? fs.readFileSync(summary, "utf8") : "";
+        fs.rmSync(summary, { force: true });
+        assert.equal(r.status, 0, r.stderr + text);
+        assert.ok(text.includes("The zcloud-storage program changed: every stack is planned, the base by the base's own program."), text);
+        for (const [name, disk] of [["lab", "wwn-0x3"], ["prod", "wwn-0x2"]]) {
+            assert.ok(text.includes(`### \`stacks/Pulumi.${name}.yaml\` (changes from main, planned by its own program)\n\nResult: **ok**`), text);
+            assert.match(text, new RegExp(`Changes from \\S+/Pulumi\\.${name}\\.yaml\\.json \\(saved plan\\) to `));
+            assert.match(text, new RegExp(`~ +update +fast-n2-disks +fast prepare n2 \\[/dev/disk/by-id/${disk}\\]: create, delete changed`));
+        }
+        // per stack exactly the two nodes' disk commands: nothing else carries lvm-reconcile.sh
+        assert.deepEqual(text.match(/^\d+ to \w+.*$/gm), ["2 to update", "2 to update"], text);
+        assert.equal(run("worktree", "list").trim().split("\n").length, 1, "the base checkout is removed");
+    } finally {
+        fs.rmSync(own, { recursive: true, force: true });
+    }
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { createHash } from "node:crypto";
 import {
     cephKey,
     cephKeySecret,
@@ -15,7 +16,8 @@ import {
     renderCephConf,
     renderCsiConfig,
 } from "../../components/cephfs/cluster";
-import { cephScriptCommand } from "../../components/cephfs/scripts";
+import { cephScriptBundle, cephScriptCommand, cephScriptSetName, scriptSetsValue } from "../../components/cephfs/scripts";
+import { readNodeScript } from "../../components/node/script";
 
 describe("cephKey", () => {
     it("encodes type 1, the fixed creation time, length 16 and the secret, little-endian", () => {
@@ -121,11 +123,19 @@ describe("names", () => {
 });
 
 describe("container commands", () => {
-    it("ship lib.sh, ceph-lib.sh and the script inline with plain arguments", () => {
-        const cmd = cephScriptCommand("ceph-fs.sh", ["apply", "--fs", "x", "--hosts", "3"]);
-        assert.equal(cmd[0], "sh");
-        assert.equal(cmd[1], "-c");
-        assert.match(cmd[2], /zcloud node library[\s\S]*zcloud Ceph library[\s\S]*ceph-fs\.sh apply/);
-        assert.deepEqual(cmd.slice(3), ["ceph-fs", "apply", "--fs", "x", "--hosts", "3"]);
+    it("run the script set from the pod's scripts volume with plain arguments", () => {
+        assert.deepEqual(cephScriptCommand("ceph-fs.sh", ["apply", "--fs", "x", "--hosts", "3"]), ["sh", "/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", "x", "--hosts", "3"]);
+    });
+
+    it("a script set is lib.sh + ceph-lib.sh + the script, named by its sha256; its ConfigMap name carries the id", () => {
+        const set = cephScriptBundle("ceph-osd-drain.sh");
+        assert.deepEqual(set.files, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd-drain.sh"]);
+        assert.equal(set.text, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd-drain.sh"].map(readNodeScript).join("\n"));
+        assert.equal(set.sha256, createHash("sha256").update(set.text).digest("hex"));
+        assert.equal(set.id, set.sha256.slice(0, 12));
+        assert.equal(cephScriptSetName("shared-fs", "ceph-osd-drain.sh"), `ceph-shared-fs-scripts-osd-drain-${set.id}`);
+        assert.equal(cephScriptSetName("shared-fs", "ceph-mon-init.sh"), `ceph-shared-fs-scripts-mon-init-${cephScriptBundle("ceph-mon-init.sh").id}`);
+        assert.notEqual(cephScriptBundle("ceph-osd.sh").id, set.id);
+        assert.equal(scriptSetsValue(["ceph-fs.sh", "ceph-keyring.sh"]), `ceph-fs.sh=${cephScriptBundle("ceph-fs.sh").sha256},ceph-keyring.sh=${cephScriptBundle("ceph-keyring.sh").sha256}`);
     });
 });

@@ -1,0 +1,23 @@
+/**
+ * The program of an earlier commit of this repository, unpacked into a temp dir (git archive, the
+ * tree only) with this checkout's node_modules: plan tests compare what an existing stack made by
+ * that version becomes under the current one. Needs the commit in the clone's history.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const root = path.resolve(__dirname, "..", "..");
+
+/**
+ * `commit`'s program (index.ts, components) and its plan tool (tools, policy), unpacked;
+ * `cleanup` removes the copy.
+ */
+export function oldProgram(commit: string): { dir: string; program: string; cleanup: () => void } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-old-program-"));
+    const archive = execFileSync("git", ["archive", "--format=tar", commit, "index.ts", "components", "tools", "policy", "Pulumi.yaml", "package.json", "tsconfig.json"], { cwd: root, maxBuffer: 1 << 28 });
+    execFileSync("tar", ["-x", "-C", dir], { input: archive });
+    fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
+    return { dir, program: path.join(dir, "index.ts"), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,118 @@
+/**
+ * CephFS script sets: every in-cluster user of a Ceph script (mon/mgr/mds init steps, OSD
+ * workloads, the filesystem Job, the OSD drains) reads it from one immutable ConfigMap per set,
+ * named by the set's hash; and what `pulumi up` does to a stack made by the program before this
+ * shape (commit b2e6236, scripts inline): step kinds from the old program's plan to this one's.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { diffPlans } from "../../tools/plan/diff";
+import { cephScriptBundle } from "../../components/cephfs/scripts";
+import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { oldProgram } from "../helpers/oldProgram";
+import { readNodeScript } from "../../components/node/script";
+
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
+const LOCAL = "command:local:Command";
+/** The last commit whose program shipped the Ceph scripts inline. */
+const INLINE_SCRIPTS_COMMIT = "b2e6236";
+
+const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
+const values = {
+    ...baseConfig,
+    nodes,
+    "kubernetes:context": "prod-admin",
+    cephfs: [{ name: "shared-fs", hosts: { node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"] } }],
+};
+
+let run: PlanRun;
+let old: PlanRun;
+let cleanup = () => undefined as void;
+before(async () => {
+    const o = oldProgram(INLINE_SCRIPTS_COMMIT);
+    cleanup = o.cleanup;
+    [run, old] = await Promise.all([planValues(values), planValues(values, o.program)]);
+    assert.equal(run.error, undefined, run.error?.message);
+    assert.equal(old.error, undefined, old.error?.message);
+});
+after(() => cleanup());
+
+const named = (name: string, type?: string) => resourceNamed(run, name, type);
+const template = (r: PlannedResource) => (r.inputs as any).spec.template;
+const setName = (short: string, script: Parameters<typeof cephScriptBundle>[0]) => `ceph-shared-fs-scripts-${short}-${cephScriptBundle(script).id}`;
+
+describe("CephFS script sets", () => {
+    test("one immutable ConfigMap per script set, named by its id, holding lib.sh + ceph-lib.sh + the script", () => {
+        const sets = resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-"));
+        assert.deepEqual(sets.map((r) => r.name).sort(), [
+            setName("fs", "ceph-fs.sh"),
+            setName("keyring", "ceph-keyring.sh"),
+            setName("mon-init", "ceph-mon-init.sh"),
+            setName("osd", "ceph-osd.sh"),
+            setName("osd-drain", "ceph-osd-drain.sh"),
+        ]);
+        const osd = named(setName("osd", "ceph-osd.sh"), CONFIG_MAP).inputs as any;
+        assert.equal(osd.immutable, true);
+        assert.equal(osd.metadata.name, setName("osd", "ceph-osd.sh"));
+        assert.deepEqual(Object.keys(osd.data), ["ceph-osd.sh"]);
+        assert.equal(osd.data["ceph-osd.sh"], ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd.sh"].map(readNodeScript).join("\n"));
+        assert.match(cephScriptBundle("ceph-osd.sh").id, /^[0-9a-f]{12}$/);
+    });
+
+    test("an OSD pod runs its set from the mounted ConfigMap and carries the set's hash", () => {
+        const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
+        const t = template(osd);
+        assert.deepEqual(t.metadata.annotations, { "storage.zcloud.io/script-sets": `ceph-osd.sh=${cephScriptBundle("ceph-osd.sh").sha256}` });
+        assert.deepEqual(t.spec.containers[0].command, ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x6", "--host", "node5"]);
+        assert.deepEqual(t.spec.containers[0].volumeMounts.find((m: any) => m.name === "scripts"), { name: "scripts", mountPath: "/etc/zcloud/scripts", readOnly: true });
+        assert.deepEqual(t.spec.volumes.find((v: any) => v.name === "scripts"), {
+            name: "scripts",
+            projected: { defaultMode: 0o555, sources: [{ configMap: { name: setName("osd", "ceph-osd.sh"), items: [{ key: "ceph-osd.sh", path: "ceph-osd.sh" }] } }] },
+        });
+        assert.ok(osd.dependencies.includes(named(setName("osd", "ceph-osd.sh"), CONFIG_MAP).urn));
+    });
+
+    test("the filesystem Job mounts both its sets; mon and mgr init steps theirs; the admin pods none", () => {
+        const job = template(named("shared-fs-filesystem"));
+        assert.equal(job.metadata.annotations["storage.zcloud.io/script-sets"], `ceph-fs.sh=${cephScriptBundle("ceph-fs.sh").sha256},ceph-keyring.sh=${cephScriptBundle("ceph-keyring.sh").sha256}`);
+        assert.deepEqual(job.spec.volumes.find((v: any) => v.name === "scripts").projected.sources.map((s: any) => s.configMap.name), [setName("fs", "ceph-fs.sh"), setName("keyring", "ceph-keyring.sh")]);
+        assert.deepEqual(job.spec.initContainers[0].command.slice(0, 3), ["sh", "/etc/zcloud/scripts/ceph-fs.sh", "apply"]);
+        assert.deepEqual(job.spec.containers[0].command.slice(0, 3), ["sh", "/etc/zcloud/scripts/ceph-keyring.sh", "import"]);
+        assert.deepEqual(template(named("ceph-shared-fs-mon-b", DEPLOYMENT)).spec.initContainers[0].command.slice(0, 2), ["sh", "/etc/zcloud/scripts/ceph-mon-init.sh"]);
+        assert.deepEqual(template(named("ceph-shared-fs-mgr-a", DEPLOYMENT)).spec.initContainers[0].command, ["sh", "/etc/zcloud/scripts/ceph-keyring.sh", "daemon", "mgr", "a"]);
+        const admin = template(named("ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet"));
+        assert.equal(admin.metadata.annotations, undefined);
+        assert.equal(admin.spec.volumes.find((v: any) => v.name === "scripts"), undefined);
+    });
+
+    test("a drain names its set's ConfigMap and depends on it (deleted after the drain), no script text in its environment", () => {
+        const drain = named("shared-fs-node5-osd-wwn-0x6-drain", LOCAL);
+        const cm = named(setName("osd-drain", "ceph-osd-drain.sh"), CONFIG_MAP);
+        assert.ok(drain.dependencies.includes(cm.urn));
+        assert.match(String((drain.inputs as any).delete), new RegExp(` --script-configmap ${setName("osd-drain", "ceph-osd-drain.sh")} --context prod-admin$`));
+        assert.equal((drain.inputs as any).environment, undefined);
+    });
+});
+
+describe("an existing stack made by the program with inline scripts", () => {
+    test("pulumi up: the sets' ConfigMaps created, daemons and drains updated in place, the Job replaced as on any script change; nothing deleted, no drain replaced", () => {
+        const changes = diffPlans(old.resources, run.resources);
+        const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
+        assert.deepEqual(by("create"), resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name).sort());
+        assert.deepEqual(by("delete"), []);
+        assert.deepEqual(by("replace"), ["shared-fs-filesystem"], "a Job's template is immutable: replaced (delete first) as a script change does today");
+        const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node3-wwn-0x3", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node5-wwn-0x6"].map((d) => `ceph-shared-fs-${d}`);
+        const drains = ["node3-osd-wwn-0x3", "node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node5-osd-wwn-0x6"].map((d) => `shared-fs-${d}-drain`);
+        assert.deepEqual(by("update"), [...daemons, ...drains].sort());
+        for (const c of changes.filter((c) => c.kind === "update")) {
+            const fields = c.resource.type === LOCAL ? ["delete", "environment"] : ["spec.template.metadata", "spec.template.spec"];
+            assert.deepEqual(c.fields, fields, c.resource.name);
+            assert.deepEqual(c.replaceBecause, [], c.resource.name);
+        }
+        // The disk commands, labels and the admin pods stay as they are.
+        for (const name of ["shared-fs-node3-disks", "shared-fs-node5-label", "ceph-shared-fs-admin"]) {
+            assert.equal(changes.find((c) => c.resource.name === name), undefined, name);
+        }
+    });
+});
