@@ -1,4 +1,4 @@
-import { renderNodeCommand } from "../node/script";
+import { renderNodeCommand } from "../node/shipped";
 
 /** The node scripts an LVM disk command ships, shared library first. */
 export const lvmScriptFiles = ["lib.sh", "lvm-reconcile.sh"];

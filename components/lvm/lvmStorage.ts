@@ -8,7 +8,7 @@ import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, n
 import { hostDevMount, hostDevVolume, mount, hostPathVolume, nodeDaemonSet, privileged } from "../k8s/workloads";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { storageClass } from "../k8s/storageClass";
-import { lvmApplyCommand, lvmReleaseCommand } from "./commands";
+import { lvmApplyCommand, lvmReleaseCommand, lvmScriptFiles } from "./commands";
 import { lvmdCommand, lvmdConfig, lvmdConfigDir, lvmdSocketDir, thinPoolName } from "./lvmd";
 import { TopolvmDriver } from "./topolvm";
 
@@ -68,6 +68,7 @@ export class LvmStorage extends pulumi.ComponentResource {
                 node,
                 {
                     connection: nodeConnection(args.ssh, node, address),
+                    scripts: lvmScriptFiles,
                     apply: lvmApplyCommand({ vg, devices, wipe: args.wipe ?? false, thin }, sudo),
                     release: lvmReleaseCommand({ vg }, sudo),
                 },
