@@ -3,6 +3,7 @@ import * as fs from "fs";
 import * as yaml from "js-yaml";
 import * as os from "os";
 import * as path from "path";
+import { inputFigures } from "./benchFigures";
 import { generatedLvmValues } from "./benchStack";
 
 /**
@@ -103,6 +104,10 @@ async function main(): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-bench-"));
     let over = false;
     try {
+        const f = await inputFigures();
+        const kb = (n: number) => `${(n / 1000).toFixed(1)} KB`;
+        console.log(`plan inputs per LVM node (4 devices): ${kb(f.lvmNodeBytes)} (goal <= 4 KB)`);
+        console.log(`plan inputs of a 3-host CephFS with 4 OSDs: ${kb(f.cephfs3x4Bytes)} (goal <= 300 KB), of which disk commands and script copies ${kb(f.cephfs3x4RemoteBytes)}`);
         const rows: Array<{ nodes: number; mode: string } & Measured> = [];
         for (const nodes of sizes.length ? sizes : defaultSizes) {
             const file = path.join(dir, `Pulumi.bench-${nodes}.yaml`);

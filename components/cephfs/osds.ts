@@ -5,7 +5,8 @@ import { isKubeconfigContent } from "../config/formats";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
-import { readNodeScript, renderNodeCommand, shellQuote } from "../node/script";
+import { readNodeScript, shellQuote } from "../node/script";
+import { renderNodeCommand } from "../node/shipped";
 import { nodeWipeArgs } from "../node/wipe";
 import { DeviceWipe } from "../config/model";
 import { deviceSlug } from "./cluster";
@@ -62,6 +63,9 @@ export interface CephNodeOsdsArgs {
     drainTimeoutSeconds: number;
 }
 
+/** The scripts of a CephFS node's disk command, shared library first. */
+export const cephDiskScriptFiles = ["lib.sh", "cephfs-disks.sh"];
+
 export interface CephNodeOsds {
     disks: command.remote.Command;
     /** `declared -> stable` device names the disk command reported. */
@@ -84,7 +88,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const diskCommand = (action: "apply" | "release") =>
         a.fsid.apply((f) =>
             renderNodeCommand({
-                files: ["lib.sh", "cephfs-disks.sh"],
+                files: cephDiskScriptFiles,
                 name: "cephfs-disks",
                 args: [action, ...(action === "apply" ? ["--node", node, ...nodeWipeArgs(a.wipe, node)] : []), "--fsid", f, ...devices],
                 sudo,
@@ -93,7 +97,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const disks = nodeDiskCommand(
         pods.storage,
         node,
-        { connection: nodeConnection(a.ssh, node, a.address), apply: diskCommand("apply"), release: diskCommand("release") },
+        { connection: nodeConnection(a.ssh, node, a.address), scripts: cephDiskScriptFiles, apply: diskCommand("apply"), release: diskCommand("release") },
         pods.child,
     );
     const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices }, { ...pods.child, dependsOn: [disks] });

@@ -1,4 +1,5 @@
-import { renderNodeCommand } from "../node/script";
+import { renderInlineNodeCommand } from "../node/script";
+import { renderNodeCommand } from "../node/shipped";
 
 /** The scripts of an initiator's login command and of the VG command, shared libraries first. */
 export const iscsiInitiatorScriptFiles = ["lib.sh", "iscsi-lib.sh", "iscsi-initiator.sh"];
@@ -99,5 +100,6 @@ export const iscsiStatusScriptFiles = ["lib.sh", "iscsi-lib.sh", "iscsi-status.s
 
 /** The read-only probe `npm run status` runs on an initiator: sessions, multipath, VG, lockspace. */
 export function iscsiStatusCommand(t: IscsiTargetSpec, sudo: boolean): string {
-    return renderNodeCommand({ files: iscsiStatusScriptFiles, name: "iscsi-status", args: iscsiTargetArgs(t), sudo });
+    // A read-only probe outside Pulumi: it carries its scripts inline.
+    return renderInlineNodeCommand({ files: iscsiStatusScriptFiles, name: "iscsi-status", args: iscsiTargetArgs(t), sudo });
 }

@@ -1,10 +1,10 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { storageLabelKey } from "../naming";
-import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeStorageLabel } from "../node/nodeCommand";
+import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeScriptCommand, nodeStorageLabel } from "../node/nodeCommand";
 import { storageClass } from "../k8s/storageClass";
 import { CsiDriverRef } from "../k8s/driverRef";
-import { chapStdin, iscsiInitiatorCommands, iscsiVgCommands, iscsiVolumeGroup, parseVgReport } from "./commands";
+import { chapStdin, iscsiInitiatorCommands, iscsiInitiatorScriptFiles, iscsiVgCommands, iscsiVgScriptFiles, iscsiVolumeGroup, parseVgReport } from "./commands";
 
 export interface IscsiStorageArgs {
     /** `host:port` of every portal to the target; several portals are paths to one LUN (multipath). */
@@ -66,9 +66,9 @@ export class IscsiStorage extends pulumi.ComponentResource {
         for (const initiator of args.initiators) {
             const { connection, sudo } = node(initiator);
             const login = iscsiInitiatorCommands({ ...target, chapUser: args.chap?.username }, sudo);
-            this.logins[initiator] = new command.remote.Command(
+            this.logins[initiator] = nodeScriptCommand(
                 `${name}-${initiator}-login`,
-                { connection, create: login.apply, update: login.apply, delete: login.release, ...(stdin ? { stdin } : {}) },
+                { connection, scripts: iscsiInitiatorScriptFiles, create: login.apply, update: login.apply, delete: login.release, ...(stdin ? { stdin } : {}) },
                 { ...child, deleteBeforeReplace: true, customTimeouts: commandTimeouts },
             );
         }
@@ -77,9 +77,9 @@ export class IscsiStorage extends pulumi.ComponentResource {
         const anchor = args.initiators[0];
         const { connection, sudo } = node(anchor);
         const vgCommands = iscsiVgCommands({ ...target, wipe: args.wipe ?? false }, sudo);
-        this.vgCommand = new command.remote.Command(
+        this.vgCommand = nodeScriptCommand(
             `${name}-vg`,
-            { connection, create: vgCommands.apply, update: vgCommands.apply, delete: vgCommands.release },
+            { connection, scripts: iscsiVgScriptFiles, create: vgCommands.apply, update: vgCommands.apply, delete: vgCommands.release },
             { ...child, dependsOn: [this.logins[anchor]], deleteBeforeReplace: true, customTimeouts: commandTimeouts },
         );
 

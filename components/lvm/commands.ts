@@ -1,5 +1,5 @@
 import { DeviceWipe } from "../config/model";
-import { renderNodeCommand } from "../node/script";
+import { renderNodeCommand } from "../node/shipped";
 import { nodeWipeArgs } from "../node/wipe";
 
 /** The node scripts an LVM disk command ships, shared library first. */

@@ -9,7 +9,7 @@ import { hostDevMount, hostDevVolume, mount, hostPathVolume, nodeDaemonSet, priv
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { storageClass } from "../k8s/storageClass";
 import { CsiDriverRef } from "../k8s/driverRef";
-import { lvmApplyCommand, lvmReleaseCommand } from "./commands";
+import { lvmApplyCommand, lvmReleaseCommand, lvmScriptFiles } from "./commands";
 import { lvmdCommand, lvmdConfig, lvmdConfigDir, lvmdSocketDir, thinPoolName } from "./lvmd";
 
 const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
@@ -68,6 +68,7 @@ export class LvmStorage extends pulumi.ComponentResource {
                 node,
                 {
                     connection: nodeConnection(args.ssh, node, address),
+                    scripts: lvmScriptFiles,
                     apply: lvmApplyCommand({ vg, node, devices, wipe: args.wipe ?? false, thin }, sudo),
                     release: lvmReleaseCommand({ vg }, sudo),
                 },

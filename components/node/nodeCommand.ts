@@ -2,6 +2,8 @@ import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { NodeStorageType, devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
+import { scriptBundle } from "./bundle";
+import { bundleAssetFile, bundleStagingPath } from "./shipped";
 
 /** How to reach nodes over SSH; the stack config's `ssh` key. */
 export interface SshSettings {
@@ -54,8 +56,69 @@ export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAdd
     };
 }
 
+/**
+ * One node's copy of a script bundle, staged where the SSH user can write it (the stub installs
+ * it as root). A script change is an in-place update that copies the new bundle beside the old
+ * one; neither a replacement nor a delete removes a file, so every delete string kept in state
+ * still finds the bundle it names.
+ */
+export function nodeScriptCopy(
+    name: string,
+    connection: command.types.input.remote.ConnectionArgs,
+    scripts: readonly string[],
+    opts: pulumi.CustomResourceOptions,
+): command.remote.CopyToRemote {
+    const bundle = scriptBundle(scripts);
+    return new command.remote.CopyToRemote(
+        name,
+        // A file asset: the state keeps its path and hash, never the text.
+        { connection, source: new pulumi.asset.FileAsset(bundleAssetFile(bundle)), remotePath: bundleStagingPath(bundle) },
+        opts,
+    );
+}
+
+export interface NodeScriptCommandArgs {
+    connection: command.types.input.remote.ConnectionArgs;
+    /** The script set its stubs run (components/node files, shared library first). */
+    scripts: readonly string[];
+    create: pulumi.Input<string>;
+    update?: pulumi.Input<string>;
+    delete: pulumi.Input<string>;
+    stdin?: pulumi.Input<string>;
+}
+
+/**
+ * A remote command whose create/update/delete are stubs running one script bundle, after the
+ * bundle's copy to the same node (`<name>-scripts`) and nothing else of other nodes. Never a hash
+ * in `triggers`: a triggers change replaces the command, which runs its release.
+ */
+export function nodeScriptCommand(
+    name: string,
+    a: NodeScriptCommandArgs,
+    opts: pulumi.CustomResourceOptions,
+): command.remote.Command {
+    const copy = nodeScriptCopy(`${name}-scripts`, a.connection, a.scripts, { parent: opts.parent });
+    const { scripts: _scripts, ...inputs } = a;
+    return new command.remote.Command(name, inputs, { ...opts, dependsOn: withDependency(opts.dependsOn, copy) });
+}
+
+function withDependency(deps: pulumi.CustomResourceOptions["dependsOn"], extra: pulumi.Resource): pulumi.Input<pulumi.Resource>[] {
+    if (deps === undefined) {
+        return [extra];
+    }
+    if (Array.isArray(deps)) {
+        return [...deps, extra];
+    }
+    if (pulumi.Resource.isInstance(deps)) {
+        return [deps, extra];
+    }
+    throw new Error("node script command: pass dependsOn as a resource or a list of resources");
+}
+
 export interface NodeDiskCommandArgs {
     connection: command.types.input.remote.ConnectionArgs;
+    /** The script set `apply` and `release` run. */
+    scripts: readonly string[];
     /** Reconciles the node to the declared devices; the provider runs it again on update. */
     apply: pulumi.Input<string>;
     /** Releases everything on delete; refuses while data is in use. */
@@ -66,12 +129,16 @@ export interface NodeDiskCommandArgs {
  * The one remote command of a (storage, node): one SSH session per node, so no two commands race
  * on one volume group, and no dependency on any other node, so a slow node blocks nobody.
  */
-export function nodeDiskCommand(storage: string, node: string, a: NodeDiskCommandArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
-    return new command.remote.Command(
+export function nodeDiskCommand(
+    storage: string,
+    node: string,
+    a: NodeDiskCommandArgs,
+    opts: pulumi.CustomResourceOptions,
+): command.remote.Command {
+    return nodeScriptCommand(
         nodeResourceName(storage, node, "disks"),
-        // No `update`: on an update the provider runs `create` again (the same idempotent script),
-        // so the state holds the inlined script twice per node instead of three times.
-        { connection: a.connection, create: a.apply, delete: a.release },
+        // No `update`: on an update the provider runs `create` again (the same idempotent stub).
+        { connection: a.connection, scripts: a.scripts, create: a.apply, delete: a.release },
         {
             ...opts,
             // A replacement must release the old disks before preparing them again.

@@ -30,7 +30,7 @@ const quotedScripts = new Map<string, string>();
  * The shell-quoted text of script files, concatenated; made once per file list, so every node's
  * command shares the one copy (5000 nodes would otherwise make 5000 copies of tens of KB each).
  */
-function quotedScript(files: string[]): string {
+function quotedScript(files: readonly string[]): string {
     const key = files.join("\n");
     let quoted = quotedScripts.get(key);
     if (quoted === undefined) {
@@ -42,7 +42,7 @@ function quotedScript(files: string[]): string {
 
 export interface NodeScriptInvocation {
     /** Script files under components/node, concatenated in order (shared lib first). */
-    files: string[];
+    files: readonly string[];
     /** The name the script sees as $0 in its messages. */
     name: string;
     /** Positional arguments; never secrets (those go on stdin). */
@@ -52,10 +52,11 @@ export interface NodeScriptInvocation {
 }
 
 /**
- * The exact command string a remote command runs: the scripts are shipped inline, so the node
- * needs nothing installed and the preview shows precisely what will run.
+ * A command string that carries its scripts inline, for the read-only probes run outside Pulumi
+ * (discover, status): they leave nothing on the node and no state holds them. What Pulumi runs on
+ * nodes is a stub naming a bundle instead (shipped.ts: renderNodeCommand).
  */
-export function renderNodeCommand(inv: NodeScriptInvocation): string {
+export function renderInlineNodeCommand(inv: NodeScriptInvocation): string {
     const words = ["sh", "-c", quotedScript(inv.files), shellQuote(inv.name), ...inv.args.map(shellQuote)];
     return (inv.sudo ? "sudo -n " : "") + words.join(" ");
 }

@@ -9,14 +9,19 @@ import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, RunResult, waitFor } from "./cluster";
 import { diffPlans } from "../../tools/plan/diff";
 import { CephPlan, PlannedContainer, withDevices } from "./planned";
+import { performCopies } from "../helpers/planned";
 import { cephScriptText } from "../../components/cephfs/scripts";
 import { deviceSlug } from "../../components/cephfs/cluster";
 
 const FS = "shared-fs";
+/** The node's SSH user's home and bundle store: the test host stands in for the nodes. */
+const nodeHome = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ceph-node-"));
+after(() => fs.rmSync(nodeHome, { recursive: true, force: true }));
 const NODE1 = "zc-node-1";
 const NODE2 = "zc-node-2";
 const WIPE_FS = "wipe-fs";
@@ -32,10 +37,13 @@ const ADMIN_POD = `ceph-${FS}-admin-tier`;
  * host (outside the Ceph namespace, no Ceph settings in its environment; ZCLOUD_ALLOW_LOOP=1 lets
  * the node guards take the tier's loop devices).
  */
-function onNode(command: string): Promise<RunResult> {
+function onNode(command: string, stdin = ""): Promise<RunResult> {
     const started = Date.now();
     return new Promise((resolve, reject) => {
-        const child = spawn("/bin/sh", ["-c", command], { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ZCLOUD_ALLOW_LOOP: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        // The SSH user's home (where script copies are staged) and the bundle store: the tier's own.
+        const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ZCLOUD_ALLOW_LOOP: "1", ZCLOUD_SCRIPT_STORE: path.join(nodeHome, "store") };
+        const child = spawn("/bin/sh", ["-c", command], { cwd: nodeHome, env, stdio: ["pipe", "pipe", "pipe"] });
+        child.stdin.end(stdin);
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (d) => (stdout += String(d)));
@@ -205,6 +213,9 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             wipeHosts: { [WIPE_NODE]: [devices.foreign] },
             kubeContext: CONTEXT,
         });
+        // What the engine does before any disk command: each node's script copy.
+        const disks = [...Object.keys(plan.stack.hosts).map((n) => plan.disks(FS, n)), ...Object.keys(plan.stack.wipeHosts).map((n) => plan.disks(WIPE_FS, n))];
+        await performCopies(onNode, disks.map((d) => d.copy));
         lap("setup: loop devices, plans (two hosts, grown to three)");
         const [wa, wb, wc] = c.osdWorkloadsOf(plan);
         Object.assign(osdWorkload, { a: wa, b: wb, c: wc });

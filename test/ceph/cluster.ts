@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { cephNames } from "../../components/cephfs/cluster";
-import { renderNodeCommand } from "../../components/node/script";
+import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
 
 export const CEPH_BINARIES = [
@@ -398,7 +398,7 @@ export class CephTestCluster {
     }
 
     scriptCommand(name: string, args: string[]): string {
-        return renderNodeCommand({ files: ["lib.sh", "ceph/ceph-lib.sh", `ceph/${name}.sh`], name, args, sudo: false });
+        return renderInlineNodeCommand({ files: ["lib.sh", "ceph/ceph-lib.sh", `ceph/${name}.sh`], name, args, sudo: false });
     }
 
     /** The ceph CLI as a given user (admin or csi), key from its file; JSON parsed when asked. */

@@ -9,6 +9,7 @@ import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
 import { deviceSlug } from "../../components/cephfs/cluster";
 import { planYaml, PlanRun, PlannedResource } from "../helpers/plan";
+import { PlannedCopy, plannedCopy } from "../helpers/planned";
 
 export interface EnvVar {
     name: string;
@@ -41,6 +42,8 @@ export interface PlannedDisks {
     create: string;
     update: string;
     delete: string;
+    /** The script copy the command runs (the engine makes it first). */
+    copy: PlannedCopy;
 }
 export interface PlannedDrain {
     /** The local command's delete string (`sh -c '<cephfs-osd-remove.sh>' cephfs-osd-remove ...`). */
@@ -146,14 +149,15 @@ export class CephPlan {
 
     /** The `<storage>-<node>-disks` remote command of a node. */
     disks(storage: string, node: string): PlannedDisks {
-        const inputs = this.resource(`${storage}-${node}-disks`, "command:remote:Command").inputs as Record<string, unknown>;
+        const resource = this.resource(`${storage}-${node}-disks`, "command:remote:Command");
+        const inputs = resource.inputs as Record<string, unknown>;
         const get = (k: string) => {
             const v = inputs[k];
             assert.ok(typeof v === "string" && v !== "[secret]", `${storage}-${node}-disks: ${k} is not a plain string`);
             return v;
         };
         // An unset `update` makes the command provider run `create` again on an update.
-        return { create: get("create"), update: get(inputs.update === undefined ? "create" : "update"), delete: get("delete") };
+        return { create: get("create"), update: get(inputs.update === undefined ? "create" : "update"), delete: get("delete"), copy: plannedCopy(this.run.resources, resource) };
     }
 
     /** The drain local command of (node, declared device). */

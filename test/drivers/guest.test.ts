@@ -26,6 +26,7 @@ import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { PlanRun, planYaml, resourceNamed } from "../helpers/plan";
+import { copyOverSsh, plannedCopy } from "../helpers/planned";
 import { applyManifests, toolsEnv } from "../engine/applied";
 import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
 import { PodNetwork, podNetwork } from "./podNetwork";
@@ -282,9 +283,16 @@ before(async () => {
         assert.equal(run.error, undefined, run.error?.message);
         await run$(process.execPath, ["--import", "tsx", path.join(repo, "tools", "plan.ts"), stackFile, "--out", out], { cwd: repo });
     });
-    // Disk commands first, then the objects (the nodes' labels included), as the graph orders them.
+    // Per node its script copy, then its disk command; then the objects (the nodes' labels
+    // included), as the graph orders them.
     await timed("disk commands", () =>
-        Promise.all(storages.map((s) => guestOf(s).check("sh -s", { stdin: fs.readFileSync(path.join(out, "node-commands", `${s.name}-${s.node}-disks.create.sh`)) }))),
+        Promise.all(
+            storages.map(async (s) => {
+                const copy = copyOverSsh(plannedCopy(run.resources, resourceNamed(run, `${s.name}-${s.node}-disks`, "command:remote:Command")));
+                await guestOf(s).check(copy.command, { stdin: copy.stdin });
+                await guestOf(s).check("sh -s", { stdin: fs.readFileSync(path.join(out, "node-commands", `${s.name}-${s.node}-disks.create.sh`)) });
+            }),
+        ),
     );
     applyManifests(path.join(out, "manifests"), kubectl);
     await timed("copy programs", () =>

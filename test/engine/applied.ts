@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { SandboxNode, startNodes, stopNodes } from "./nodes";
 import { stackForNodes } from "../helpers/day2";
+import { copyOverSsh, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 import { lvmQuiet, sh, tryRun } from "../helpers/sshNode";
 
 const here = __dirname;
@@ -76,7 +77,15 @@ export async function applyLvmStack(storage: string, count: number, devices: num
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-applied-"));
     const controlPlane = path.join(dir, "controlplane");
     let nodes: Record<string, SandboxNode> = {};
+    const cleanups: Array<() => void> = [];
     const stop = () => {
+        for (const cleanup of cleanups.splice(0)) {
+            try {
+                cleanup();
+            } catch {
+                // a node already gone has nothing staged left to remove
+            }
+        }
         tryRun("bash", [path.join(here, "controlplane.sh"), "stop", controlPlane], env);
         stopNodes(dir);
         fs.rmSync(dir, { recursive: true, force: true });
@@ -96,12 +105,19 @@ export async function applyLvmStack(storage: string, count: number, devices: num
         const out = path.join(dir, "out");
         execFileSync(process.execPath, ["--import", "tsx", path.join(root, "tools", "plan.ts"), stackFile, "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
         const keyFile = path.join(dir, "id_ed25519");
-        // Disk commands first, then the objects (labels included), as the dependency graph orders them.
+        const planned = new Map((await plannedNodeCommands(fs.readFileSync(stackFile, "utf8"))).map((c) => [c.name, c]));
+        // Per node its script copy, then its disk command; then the objects (labels included), as
+        // the dependency graph orders them.
         for (const [name, n] of Object.entries(nodes)) {
-            const script = fs.readFileSync(path.join(out, "node-commands", `${storage}-${name}-disks.create.sh`));
+            const cmd = planned.get(`${storage}-${name}-disks`)!;
             const pin = ["-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, `known_hosts_${name}`)}`];
             fs.writeFileSync(path.join(dir, `known_hosts_${name}`), `[${n.address}]:${n.port} ${n.hostKey}\n`);
-            execFileSync("ssh", ["-F", "/dev/null", "-i", keyFile, "-p", String(n.port), "-o", "BatchMode=yes", ...pin, "-o", "LogLevel=ERROR", `root@${n.address}`, "sh -s"], { input: script, stdio: ["pipe", "ignore", "pipe"] });
+            const ssh = (command: string, input = "") =>
+                execFileSync("ssh", ["-F", "/dev/null", "-i", keyFile, "-p", String(n.port), "-o", "BatchMode=yes", ...pin, "-o", "LogLevel=ERROR", `root@${n.address}`, command], { input, stdio: ["pipe", "ignore", "pipe"] });
+            const copy = copyOverSsh(cmd.copy);
+            ssh(copy.command, copy.stdin);
+            ssh(cmd.create);
+            cleanups.push(() => ssh(removeCopiesCommand([cmd.copy])));
         }
         applyManifests(path.join(out, "manifests"), kubectl);
         return {

@@ -54,7 +54,7 @@ async function startNode(dir: string, name: string, devices: number, sizeMiB: nu
         const port = await freePort();
         fs.writeFileSync(
             config,
-            sshdConfig({ port, hostKey, pidFile: pidFileOf(nodeDir), authorizedKeys: path.join(dir, "authorized_keys"), sessionEnv: { ...lvmEnv, ZCLOUD_ALLOW_LOOP: "1" } }),
+            sshdConfig({ port, hostKey, pidFile: pidFileOf(nodeDir), authorizedKeys: path.join(dir, "authorized_keys"), sessionEnv: { ...lvmEnv, ZCLOUD_ALLOW_LOOP: "1", ZCLOUD_SCRIPT_STORE: path.join(nodeDir, "scripts") } }),
         );
         try {
             startSshdDaemon(config, path.join(nodeDir, "sshd.log"));

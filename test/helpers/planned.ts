@@ -1,13 +1,25 @@
 /**
  * The node disk commands a stack config plans: what each `<storage>-<node>-disks` remote
- * command runs on create, update and delete, taken from the offline plan's JSON output
- * (`npm run plan -- <file> --json`, DESIGN "Offline plan") — so tests run exactly what the
- * program would send to a node.
+ * command runs on create, update and delete, and the script copy it depends on, taken from the
+ * offline plan's JSON output (`npm run plan -- <file> --json`, DESIGN "Offline plan") — so tests
+ * do exactly what the engine would do on a node: the copy first, then the command.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+
+/** A planned `command:remote:CopyToRemote`: a local file asset to a path on the node. */
+export interface PlannedCopy {
+    /** Pulumi logical name, `<command>-scripts`. */
+    name: string;
+    /** The asset's local file, as the plan recorded it. */
+    source: string;
+    sha256: string;
+    /** Where the copy puts it, as the connection's user (relative: under that user's home). */
+    remotePath: string;
+}
 
 export interface PlannedNodeCommand {
     /** Pulumi logical name, `<storage>-<node>-disks`. */
@@ -20,10 +32,12 @@ export interface PlannedNodeCommand {
     /** What an update runs: the command provider runs `create` again when `update` is unset. */
     update: string;
     delete: string;
+    /** The copy of the script bundle the command runs; the engine makes it first (dependsOn). */
+    copy: PlannedCopy;
 }
 
 interface PlanJson {
-    resources: Array<{ urn: string; type: string; name: string; parent: string; inputs: Record<string, unknown> }>;
+    resources: Array<{ urn: string; type: string; name: string; parent: string; dependencies: string[]; inputs: Record<string, unknown> }>;
     violations: unknown[];
 }
 
@@ -63,6 +77,62 @@ function commandInput(name: string, inputs: Record<string, unknown>, key: string
     return v;
 }
 
+/** The copy a planned command depends on, checked: named `<command>-scripts`, a file asset. */
+export function plannedCopy(resources: PlanJson["resources"], command: { name: string; urn: string; dependencies?: string[] }): PlannedCopy {
+    const r = resources.find((x) => x.type === "command:remote:CopyToRemote" && x.name === `${command.name}-scripts`);
+    if (!r) {
+        throw new Error(`planned ${command.name}: no script copy ${command.name}-scripts`);
+    }
+    if (command.dependencies && !command.dependencies.includes(r.urn)) {
+        throw new Error(`planned ${command.name}: does not depend on ${r.name}`);
+    }
+    const source = r.inputs.source as { asset?: string; path?: string; sha256?: string } | undefined;
+    if (source?.asset !== "file" || typeof source.path !== "string" || typeof source.sha256 !== "string" || typeof r.inputs.remotePath !== "string") {
+        throw new Error(`planned ${r.name}: not a file asset copy (${JSON.stringify(r.inputs)})`);
+    }
+    return { name: r.name, source: source.path, sha256: source.sha256, remotePath: r.inputs.remotePath };
+}
+
+/**
+ * What the engine's CopyToRemote does over SFTP as the connection's user (create the parent
+ * directories, then write the file), as one shell command for that user's SSH session and the
+ * bytes for its stdin. Refuses a source whose content is not the planned hash.
+ */
+export function copyOverSsh(copy: PlannedCopy): { command: string; stdin: string } {
+    const stdin = fs.readFileSync(copy.source, "utf8");
+    const sha256 = createHash("sha256").update(stdin).digest("hex");
+    if (sha256 !== copy.sha256) {
+        throw new Error(`planned ${copy.name}: ${copy.source} has sha256 ${sha256}, the plan says ${copy.sha256}`);
+    }
+    const q = (s: string) => `'${s.replace(/'/g, `'"'"'`)}'`;
+    return { command: `mkdir -p -- ${q(path.posix.dirname(copy.remotePath))} && cat > ${q(copy.remotePath)}`, stdin };
+}
+
+/** Performs each distinct planned copy once through `run` (an SSH session as the connection's user). */
+export async function performCopies(
+    run: (command: string, stdin: string) => Promise<{ code: number | null; stderr: string }>,
+    copies: PlannedCopy[],
+): Promise<void> {
+    const done = new Set<string>();
+    for (const copy of copies) {
+        const { command, stdin } = copyOverSsh(copy);
+        if (done.has(command)) {
+            continue;
+        }
+        done.add(command);
+        const r = await run(command, stdin);
+        if (r.code !== 0) {
+            throw new Error(`${copy.name}: copy to ${copy.remotePath} failed (exit ${r.code}): ${r.stderr}`);
+        }
+    }
+}
+
+/** Removes staged copies from a test node's home (the harness's own sshd logs in as a real user). */
+export function removeCopiesCommand(copies: PlannedCopy[]): string {
+    const files = [...new Set(copies.map((c) => `'${c.remotePath}'`))].join(" ");
+    return `rm -f -- ${files}; rmdir .zcloud-storage/scripts .zcloud-storage 2>/dev/null || true`;
+}
+
 export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNodeCommand[]> {
     const plan = await planJson(stackYaml);
     return plan.resources
@@ -81,6 +151,7 @@ export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNod
                 create: commandInput(r.name, r.inputs, "create"),
                 update: commandInput(r.name, r.inputs, r.inputs.update === undefined ? "create" : "update"),
                 delete: commandInput(r.name, r.inputs, "delete"),
+                copy: plannedCopy(plan.resources, r),
             };
         });
 }

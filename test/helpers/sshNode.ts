@@ -137,6 +137,8 @@ export function sshdConfig(s: SshdSettings): string {
         "AllowTcpForwarding no",
         "MaxStartups 100",
         "MaxSessions 100",
+        // The engine's CopyToRemote writes script bundles over SFTP.
+        "Subsystem sftp internal-sftp",
         `SetEnv ${setEnv}`,
         "",
     ].join("\n");

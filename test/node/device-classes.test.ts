@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
-import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
+import { PlannedNodeCommand, performCopies, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 
 let h: NodeHarness;
 let a: string;
@@ -46,8 +46,13 @@ before(async () => {
     };
     const yaml = localLvmStack(h.port, [{ name: storage, hosts: nodes, wipe: true }]);
     planned = new Map((await plannedNodeCommands(yaml)).map((cmd) => [cmd.node, cmd]));
+    // What the engine does first: each command's script copy.
+    await performCopies((command, stdin) => h.run(command, stdin), [...planned.values()].map((c) => c.copy));
 });
-after(() => {
+after(async () => {
+    if (h && planned) {
+        await h.run(removeCopiesCommand([...planned.values()].map((c) => c.copy)));
+    }
     h?.close();
     if (zram) {
         fs.writeFileSync("/sys/class/zram-control/hot_remove", zram.index);

@@ -163,7 +163,8 @@ export async function startNodeHarness(opts: { loops: number; sizeMiB?: number }
                     pidFile: path.join(dir, "sshd.pid"),
                     authorizedKeys: path.join(dir, "authorized_keys"),
                     // ZCLOUD_ALLOW_LOOP: the scripts take loop devices only with it (docs/node-guards.md).
-                    sessionEnv: { LVM_SYSTEM_DIR: lvmDir, ...lvmQuiet, ZCLOUD_ALLOW_LOOP: "1" },
+                    // ZCLOUD_SCRIPT_STORE: bundles are installed in the temp dir, not the host's /var/lib.
+                    sessionEnv: { LVM_SYSTEM_DIR: lvmDir, ...lvmQuiet, ZCLOUD_ALLOW_LOOP: "1", ZCLOUD_SCRIPT_STORE: path.join(dir, "scripts") },
                 }),
             );
             try {

@@ -8,7 +8,7 @@ import * as assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
-import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
+import { PlannedNodeCommand, performCopies, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 
 let h: NodeHarness;
 let a: string;
@@ -76,8 +76,15 @@ before(async () => {
         assert.equal(cmd.name, `${st}-${node}-disks`);
         assert.equal(cmd.storage, st);
     }
+    // What the engine does first: each command's script copy (one bundle for all of them here).
+    await performCopies((command, stdin) => h.run(command, stdin), cmds.map((c) => c.copy));
 });
-after(() => h?.close());
+after(async () => {
+    if (h) {
+        await h.run(removeCopiesCommand([...planned.values()].map((c) => c.copy)));
+        h.close();
+    }
+});
 beforeEach(() => h.reset());
 
 /** Runs the planned create (also what an update runs): reconciles that storage's VG to the node's device list. */

@@ -216,10 +216,16 @@ describe("CephFS graph", () => {
         assert.deepEqual(evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }))), []);
     });
 
-    test("adding a host adds exactly its disk command, label, OSD and drain (the filesystem Job re-checks the host count)", () => {
+    test("adding a host adds exactly its disk command (and its script copy), label, OSD and drain (the filesystem Job re-checks the host count)", () => {
         const changes = diffPlans(run.resources, grown.resources);
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
-        assert.deepEqual(created, ["ceph-shared-fs-osd-node6-wwn-0x7", "shared-fs-node6-disks", "shared-fs-node6-label", "shared-fs-node6-osd-wwn-0x7-drain"]);
+        assert.deepEqual(created, [
+            "ceph-shared-fs-osd-node6-wwn-0x7",
+            "shared-fs-node6-disks",
+            "shared-fs-node6-disks-scripts",
+            "shared-fs-node6-label",
+            "shared-fs-node6-osd-wwn-0x7-drain",
+        ]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
         // Job re-runs idempotently.

@@ -5,6 +5,7 @@ import { diffPlans } from "../../tools/plan/diff";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
 const COMMAND = "command:remote:Command";
+const COPY = "command:remote:CopyToRemote";
 const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
@@ -20,7 +21,11 @@ const san = {
 };
 const config = (storage: Record<string, unknown> = {}) => ({ ...baseConfig, iscsi: [{ ...san, ...storage }] });
 const args = (r: PlannedResource) => String((r.inputs as any).create);
-const words = (r: PlannedResource) => args(r).slice(args(r).lastIndexOf("' ") + 2).split(" ");
+/** The script's name and arguments: the stub's words after the bundle's staged path and sha256. */
+const words = (r: PlannedResource) => {
+    const [name, _staged, _sha256, ...rest] = args(r).slice(args(r).lastIndexOf("' ") + 2).split(" ");
+    return [name, ...rest];
+};
 
 let run: PlanRun;
 before(async () => {
@@ -36,6 +41,9 @@ describe("iSCSI graph", () => {
             `${COMMAND} san-node1-login`,
             `${COMMAND} san-node2-login`,
             `${COMMAND} san-vg`,
+            `${COPY} san-node1-login-scripts`,
+            `${COPY} san-node2-login-scripts`,
+            `${COPY} san-vg-scripts`,
             `${NODE_PATCH} san-node1-label`,
             `${NODE_PATCH} san-node2-label`,
             `${STORAGE_CLASS} san-storageclass`,
@@ -45,9 +53,14 @@ describe("iSCSI graph", () => {
 
     test("dependencies: VG after the first initiator's login; labels after their login and the VG; StorageClass after driver, VG, labels", () => {
         const urn = (name: string) => run.resources.find((r) => r.name === name && !r.type.includes(":ServiceAccount"))!.urn;
-        assert.deepEqual(resourceNamed(run, "san-node1-login").dependencies, []);
-        assert.deepEqual(resourceNamed(run, "san-node2-login").dependencies, []);
-        assert.deepEqual(resourceNamed(run, "san-vg").dependencies, [urn("san-node1-login")]);
+        assert.deepEqual(resourceNamed(run, "san-node1-login").dependencies, [urn("san-node1-login-scripts")]);
+        assert.deepEqual(resourceNamed(run, "san-node2-login").dependencies, [urn("san-node2-login-scripts")]);
+        assert.deepEqual(resourceNamed(run, "san-vg").dependencies.sort(), [urn("san-node1-login"), urn("san-vg-scripts")].sort());
+        for (const copy of resourcesOfType(run, COPY)) {
+            assert.deepEqual(copy.dependencies, [], copy.name);
+        }
+        // The VG's script set goes to the node it runs on: the first initiator's address.
+        assert.equal((resourceNamed(run, "san-vg-scripts").policyInputs as any).connection.host, "10.0.0.11");
         for (const node of ["node1", "node2"]) {
             assert.deepEqual(resourceNamed(run, `san-${node}-label`).dependencies.sort(), [urn(`san-${node}-login`), urn("san-vg")].sort());
         }
@@ -66,7 +79,7 @@ describe("iSCSI graph", () => {
             assert.equal((login.inputs as any).stdin, "[secret]");
             assert.deepEqual(words(login).slice(0, 2), ["iscsi-initiator", "apply"]);
             assert.deepEqual(words(login).slice(-2), ["--chap-user", "k8s"]);
-            assert.ok(String((login.inputs as any).delete).includes("iscsi-initiator release --storage san --vg zcloud-san"));
+            assert.match(String((login.inputs as any).delete), / iscsi-initiator \.zcloud-storage\/scripts\/([0-9a-f]{64})\.sh \1 release --storage san --vg zcloud-san /);
         }
         const vg = resourceNamed(run, "san-vg");
         assert.equal((vg.inputs as any).stdin, undefined);
@@ -132,12 +145,12 @@ describe("iSCSI config changes (offline diff)", () => {
 
     test("an added initiator creates its login and label; nothing is replaced or deleted", async () => {
         const next = await planValues(config({ initiators: ["node1", "node2", "node3"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["create san-node3-label", "create san-node3-login"]);
+        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["create san-node3-label", "create san-node3-login", "create san-node3-login-scripts"]);
     });
 
     test("a removed initiator deletes its label and login only; the label goes first", async () => {
         const next = await planValues(config({ initiators: ["node1"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["delete san-node2-label", "delete san-node2-login"]);
+        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["delete san-node2-label", "delete san-node2-login", "delete san-node2-login-scripts"]);
         // Pulumi deletes dependents first: the label depends on the login.
         assert.ok(resourceNamed(run, "san-node2-label").dependencies.includes(resourceNamed(run, "san-node2-login").urn));
     });

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { PlanRun, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { bundleOf } from "../helpers/bundles";
 
 const COMMAND = "command:remote:Command";
+const COPY = "command:remote:CopyToRemote";
 const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
@@ -37,6 +39,7 @@ describe("LVM graph", () => {
             const children = run.resources.filter((r) => r.parent === component.urn);
             const expected = storage === "ssd" ? 2 : 1;
             assert.equal(children.filter((r) => r.type === COMMAND).length, expected);
+            assert.equal(children.filter((r) => r.type === COPY).length, expected);
             assert.equal(children.filter((r) => r.type === NODE_PATCH).length, expected);
             assert.equal(children.filter((r) => r.type === STORAGE_CLASS).length, 1);
             assert.equal(children.filter((r) => r.type === DAEMON_SET).length, 1);
@@ -48,8 +51,11 @@ describe("LVM graph", () => {
         assert.deepEqual(names, ["hdd-node3-disks", "ssd-node1-disks", "ssd-node2-disks"]);
         const cmd = resourceNamed(run, "ssd-node2-disks");
         assert.equal(cmd.inputs.update, undefined, "an update runs create again: the same idempotent script, stored once");
-        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-ssd --node node2 \/dev\/disk\/by-id\/wwn-0x2 \/dev\/disk\/by-id\/wwn-0x3$/);
-        assert.match(String(cmd.inputs.delete), / lvm-reconcile release --vg zcloud-ssd$/);
+        const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
+        const bundle = ` lvm-reconcile .zcloud-storage/scripts/${sha256}.sh ${sha256}`;
+        assert.ok(String(cmd.inputs.create).endsWith(`${bundle} apply --vg zcloud-ssd --node node2 /dev/disk/by-id/wwn-0x2 /dev/disk/by-id/wwn-0x3`), String(cmd.inputs.create));
+        assert.ok(String(cmd.inputs.delete).endsWith(`${bundle} release --vg zcloud-ssd`), String(cmd.inputs.delete));
+        assert.ok(!String(cmd.inputs.create).includes("zc_log"), "the scripts travel in the bundle, not in the command");
         assert.ok(String(cmd.inputs.create).startsWith("sh -c '"), "root runs without sudo");
         assert.equal(cmd.deleteBeforeReplace, true);
     });
@@ -58,7 +64,25 @@ describe("LVM graph", () => {
         const cmd = resourceNamed(run, "hdd-node3-disks");
         assert.ok(String(cmd.inputs.create).startsWith("sudo -n sh -c '"));
         assert.ok(String(cmd.inputs.delete).startsWith("sudo -n sh -c '"));
-        assert.match(String(cmd.inputs.create), / lvm-reconcile apply --vg zcloud-hdd --node node3 --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
+        assert.match(String(cmd.inputs.create), / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-hdd --node node3 --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
+    });
+
+    test("each disk command's script set is copied to its node once: a file asset named by its sha256, no triggers anywhere", () => {
+        const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
+        for (const cmd of resourcesOfType(run, COMMAND)) {
+            const copy = resourceNamed(run, `${cmd.name}-scripts`, COPY);
+            assert.equal(copy.parent, cmd.parent);
+            const source = copy.inputs.source as { asset: string; path: string; sha256: string };
+            assert.deepEqual({ ...source, path: undefined }, { asset: "file", path: undefined, sha256 });
+            assert.ok(source.path.endsWith(`/${sha256}.sh`), source.path);
+            assert.equal(copy.inputs.remotePath, `.zcloud-storage/scripts/${sha256}.sh`);
+            assert.equal(copy.inputs.connection, "[secret]");
+            // A hash in triggers would replace the command, and a replacement runs the release.
+            assert.equal(cmd.inputs.triggers, undefined);
+            assert.equal(copy.inputs.triggers, undefined);
+            assert.ok(String(cmd.inputs.create).includes(` lvm-reconcile ${copy.inputs.remotePath} ${sha256} apply `), `${cmd.name} runs what ${copy.name} copies`);
+            assert.ok(String(cmd.inputs.delete).includes(` lvm-reconcile ${copy.inputs.remotePath} ${sha256} release `), `${cmd.name} releases with what ${copy.name} copies`);
+        }
     });
 
     test("the label of a node depends on that node's disk command and nothing else of another node", () => {
@@ -77,13 +101,16 @@ describe("LVM graph", () => {
         }
     });
 
-    test("disk commands depend on nothing: one node's slow or failed prep blocks no other node", () => {
+    test("disk commands depend only on their own node's script copy: one node's slow or failed prep blocks no other node", () => {
         for (const cmd of resourcesOfType(run, COMMAND)) {
-            assert.deepEqual(cmd.dependencies, [], `${cmd.name} has dependencies ${cmd.dependencies.join(", ")}`);
+            assert.deepEqual(cmd.dependencies, [resourceNamed(run, `${cmd.name}-scripts`, COPY).urn], `${cmd.name} has dependencies ${cmd.dependencies.join(", ")}`);
+        }
+        for (const copy of resourcesOfType(run, COPY)) {
+            assert.deepEqual(copy.dependencies, [], `${copy.name} has dependencies ${copy.dependencies.join(", ")}`);
         }
         // Nothing node-specific is a dependency of another storage-wide resource either.
-        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, NODE_PATCH)].map((r) => r.urn));
-        for (const r of run.resources.filter((r) => r.type !== NODE_PATCH)) {
+        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, NODE_PATCH), ...resourcesOfType(run, COPY)].map((r) => r.urn));
+        for (const r of run.resources.filter((r) => r.type !== NODE_PATCH && r.type !== COMMAND)) {
             for (const dep of r.dependencies) {
                 assert.ok(!nodeUrns.has(dep), `${r.name} waits for node resource ${dep}`);
             }

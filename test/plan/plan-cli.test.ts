@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import * as yaml from "js-yaml";
+import { bundleOf } from "../helpers/bundles";
 import { plan } from "../helpers/planCli";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-plan-"));
@@ -27,23 +28,25 @@ const threeNodes = stackFile("three", { node1: [disk(1)], node2: [disk(2)], node
 const node2Grows = stackFile("grow", { node1: [disk(1)], node2: [disk(2), disk(4)] });
 
 describe("npm run plan", () => {
-    test("adding node3 to local-fast creates exactly its disk command and label", async () => {
+    test("adding node3 to local-fast creates exactly its script copy, disk command and label", async () => {
         const r = await plan(threeNodes, "--diff", twoNodes);
         assert.equal(r.code, 0, r.stderr);
         const changes = r.stdout.split("\n").filter((l) => /^(\+|~|-|\+-) /.test(l));
         assert.deepEqual(changes, [
+            `+  create                 local-fast-node3-disks-scripts  local-fast copy script set ${bundleOf(["lib.sh", "lvm-reconcile.sh"]).sha256.slice(0, 12)} to node3`,
             `+  create                 local-fast-node3-disks  local-fast prepare node3 [${disk(3)}]`,
             "+  create                 local-fast-node3-label  label node node3 storage.zcloud.io/lvm=local-fast",
         ]);
-        assert.match(r.stdout, /^2 to create$/m);
+        assert.match(r.stdout, /^3 to create$/m);
     });
 
-    test("removing node3 deletes its label and its disk command only", async () => {
+    test("removing node3 deletes its label, its disk command and its script copy only", async () => {
         const r = await plan(twoNodes, "--diff", threeNodes);
         assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /^- +delete +local-fast-node3-disks-scripts /m);
         assert.match(r.stdout, /^- +delete +local-fast-node3-disks /m);
         assert.match(r.stdout, /^- +delete +local-fast-node3-label /m);
-        assert.match(r.stdout, /^2 to delete$/m);
+        assert.match(r.stdout, /^3 to delete$/m);
     });
 
     test("adding a device updates that node's command in place", async () => {

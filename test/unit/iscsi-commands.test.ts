@@ -2,12 +2,13 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { chapStdin, iscsiInitiatorCommands, iscsiVgCommands, parseLunReport, parseVgReport, sanlockIoTimeout } from "../../components/iscsi/commands";
 import { hostIdClashes, sanlockHostId } from "../../components/iscsi/hostId";
+import { stageBundle, stubWords } from "../helpers/bundles";
 
 const nodeDir = path.join(__dirname, "..", "..", "components", "node");
-const shipped = (files: string[]) => files.map((f) => fs.readFileSync(path.join(nodeDir, f), "utf8")).join("\n");
 
 /** The words a real POSIX shell hands to `sh`/`sudo` for a command string. */
 function wordsOf(command: string): string[] {
@@ -24,8 +25,8 @@ const targetWords = ["--storage", "san", "--vg", "zcloud-san", "--target", targe
 test("login: lib + iscsi-lib + iscsi-initiator, target options, the CHAP user (no secret) as an argument", () => {
     const { apply, release } = iscsiInitiatorCommands({ ...target, chapUser: "k8s" }, false);
     const files = ["lib.sh", "iscsi-lib.sh", "iscsi-initiator.sh"];
-    assert.deepEqual(wordsOf(apply), ["-c", shipped(files), "iscsi-initiator", "apply", ...targetWords, "--chap-user", "k8s"]);
-    assert.deepEqual(wordsOf(release), ["-c", shipped(files), "iscsi-initiator", "release", ...targetWords]);
+    assert.deepEqual(wordsOf(apply), [...stubWords(files, "iscsi-initiator"), "apply", ...targetWords, "--chap-user", "k8s"]);
+    assert.deepEqual(wordsOf(release), [...stubWords(files, "iscsi-initiator"), "release", ...targetWords]);
     const open = iscsiInitiatorCommands(target, true);
     assert.deepEqual(wordsOf(open.apply).slice(0, 2), ["sudo", "-n"]);
     assert.ok(!wordsOf(open.apply).includes("--chap-user"));
@@ -35,8 +36,8 @@ test("VG: lib + iscsi-lib + iscsi-vg, sanlock io timeout, --wipe only on apply w
     const files = ["lib.sh", "iscsi-lib.sh", "iscsi-vg.sh"];
     const { apply, release } = iscsiVgCommands({ ...target, wipe: true }, false);
     const timeout = ["--io-timeout", String(sanlockIoTimeout)];
-    assert.deepEqual(wordsOf(apply), ["-c", shipped(files), "iscsi-vg", "apply", ...targetWords, ...timeout, "--wipe"]);
-    assert.deepEqual(wordsOf(release), ["-c", shipped(files), "iscsi-vg", "release", ...targetWords, ...timeout]);
+    assert.deepEqual(wordsOf(apply), [...stubWords(files, "iscsi-vg"), "apply", ...targetWords, ...timeout, "--wipe"]);
+    assert.deepEqual(wordsOf(release), [...stubWords(files, "iscsi-vg"), "release", ...targetWords, ...timeout]);
     assert.ok(!wordsOf(iscsiVgCommands({ ...target, wipe: false }, false).apply).includes("--wipe"));
 });
 
@@ -69,7 +70,12 @@ test("the script reads the CHAP password from stdin into a variable, never from 
 
 test("a login refuses a CHAP user with an empty stdin before touching anything", () => {
     const { apply } = iscsiInitiatorCommands({ ...target, chapUser: "k8s" }, false);
-    const r = spawnSync("/bin/sh", ["-c", apply], { input: "", encoding: "utf8" });
+    // A node's home with the bundle staged, as its copy leaves it; the stub installs it in a temp store.
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-iscsi-home-"));
+    stageBundle(home, ["lib.sh", "iscsi-lib.sh", "iscsi-initiator.sh"]);
+    const env = { ...process.env, ZCLOUD_SCRIPT_STORE: path.join(home, "store") };
+    const r = spawnSync("/bin/sh", ["-c", apply], { input: "", encoding: "utf8", cwd: home, env });
+    fs.rmSync(home, { recursive: true, force: true });
     assert.equal(r.status, 1);
     assert.equal(r.stderr, "zcloud: iscsi san: refused: --chap-user given but stdin holds no password line\n");
 });

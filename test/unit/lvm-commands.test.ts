@@ -1,12 +1,11 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm/commands";
+import { stubWords } from "../helpers/bundles";
 
-const nodeDir = path.join(__dirname, "..", "..", "components", "node");
-const shipped = ["lib.sh", "lvm-reconcile.sh"].map((f) => fs.readFileSync(path.join(nodeDir, f), "utf8")).join("\n");
+/** The stub, then the bundle of lib.sh + lvm-reconcile.sh it runs, by name and sha256. */
+const stub = stubWords(["lib.sh", "lvm-reconcile.sh"], "lvm-reconcile");
 
 /**
  * Runs a command string in a real POSIX shell with `sh` and `sudo` replaced by functions that
@@ -21,13 +20,11 @@ function wordsOf(command: string): string[] {
     return out.split("\0").slice(0, -1);
 }
 
-test("apply: the shell receives lib.sh + lvm-reconcile.sh, the name and the arguments in order", () => {
+test("apply: the shell receives the stub, the bundle of lib.sh + lvm-reconcile.sh and the arguments in order", () => {
     const cmd = lvmApplyCommand({ vg: "zcloud-fast", node: "node1", devices: ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"], wipe: false }, false);
     assert.ok(cmd.startsWith("sh -c '"), cmd.slice(0, 20));
     assert.deepEqual(wordsOf(cmd), [
-        "-c",
-        shipped,
-        "lvm-reconcile",
+        ...stub,
         "apply",
         "--vg",
         "zcloud-fast",
@@ -41,9 +38,8 @@ test("apply: the shell receives lib.sh + lvm-reconcile.sh, the name and the argu
 test("apply with wipe, thin pool and sudo", () => {
     const cmd = lvmApplyCommand({ vg: "zcloud-a", node: "node1", devices: ["/dev/sdc"], wipe: true, thin: { pool: "thin", percent: 90 } }, true);
     assert.ok(cmd.startsWith("sudo -n sh -c '"));
-    assert.deepEqual(wordsOf(cmd).slice(0, 5), ["sudo", "-n", "sh", "-c", shipped]);
-    assert.deepEqual(wordsOf(cmd).slice(5), [
-        "lvm-reconcile",
+    assert.deepEqual(wordsOf(cmd).slice(0, 3 + stub.length), ["sudo", "-n", "sh", ...stub]);
+    assert.deepEqual(wordsOf(cmd).slice(3 + stub.length), [
         "apply",
         "--vg",
         "zcloud-a",
@@ -90,6 +86,6 @@ test("apply refuses specs the script would refuse", () => {
 
 test("release: only the VG, the same script", () => {
     const cmd = lvmReleaseCommand({ vg: "zcloud-fast" }, false);
-    assert.deepEqual(wordsOf(cmd), ["-c", shipped, "lvm-reconcile", "release", "--vg", "zcloud-fast"]);
+    assert.deepEqual(wordsOf(cmd), [...stub, "release", "--vg", "zcloud-fast"]);
     assert.deepEqual(wordsOf(lvmReleaseCommand({ vg: "zcloud-fast" }, true)).slice(0, 4), ["sudo", "-n", "sh", "-c"]);
 });

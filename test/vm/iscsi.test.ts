@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { chapStdin, iscsiStatusCommand } from "../../components/iscsi/commands";
 import { IscsiNodeFacts, iscsiNodeProblems, parseIscsiFacts } from "../../tools/status/iscsi";
 import { PlanRun, PlannedResource, planYaml } from "../helpers/plan";
+import { PlannedCopy, performCopies, plannedCopy } from "../helpers/planned";
 import { bootGuests, Guest, GuestSet, HOST_FROM_GUEST, RunResult } from "./harness";
 import { IscsiTarget } from "./iscsi-target";
 
@@ -70,11 +71,11 @@ function localLvmStackYaml(g: Guest, device: string): string {
     ].join("\n");
 }
 
-function planned(run: PlanRun, name: string): { create: string; delete: string; stdin: unknown } {
+function planned(run: PlanRun, name: string): { create: string; delete: string; stdin: unknown; copy: PlannedCopy } {
     const r = run.resources.find((x: PlannedResource) => x.name === name);
     assert.ok(r, `no planned ${name}`);
     const i = r.inputs as Record<string, unknown>;
-    return { create: String(i.create), delete: String(i.delete), stdin: i.stdin };
+    return { create: String(i.create), delete: String(i.delete), stdin: i.stdin, copy: plannedCopy(run.resources, r) };
 }
 
 function ok(r: RunResult): void {
@@ -128,6 +129,9 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         for (const run of [onePortal, twoPortals, otherLun, ext4Lun, secondStorage]) {
             assert.equal(run.error, undefined, run.error?.message);
         }
+        // What the engine does before a node command: its script copy (the same bundles in every plan).
+        await performCopies((command, stdin) => a.run(command, { stdin }), [login(onePortal, "isa").copy, vgCommand().copy]);
+        await performCopies((command, stdin) => b.run(command, { stdin }), [login(onePortal, "isb").copy]);
     });
 
     after(async () => {

@@ -34,7 +34,7 @@ import { inventoryCommand } from "../../tools/discover/collect";
 import { parseNodeReport } from "../../tools/discover/inventory";
 import { declaredDevices, loadDay2Stack } from "../../tools/discover/stack";
 import { parseStackYaml } from "../../tools/plan/stackFile";
-import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
+import { PlannedNodeCommand, performCopies, plannedNodeCommands } from "../helpers/planned";
 import { bootGuests, Guest, GuestSet, HOST_FROM_GUEST, RunResult } from "./harness";
 
 const THICK = "vmthick";
@@ -185,6 +185,9 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         stack = stackYaml(a, b);
         const cmds = await timed("plan", () => plannedNodeCommands(stack));
         planned = new Map(cmds.map((c) => [c.node, c]));
+        // What the engine does before a disk command: its script copy, as the connection's user.
+        await performCopies((command, stdin) => a.run(command, { stdin }), [planned.get("lvm-a")!.copy, planned.get(KERNEL_NAMED)!.copy]);
+        await performCopies((command, stdin) => b.run(command, { stdin, user: OPS }), [planned.get("lvm-b")!.copy]);
     });
 
     after(async () => {
@@ -249,13 +252,13 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         const thick = planned.get("lvm-a")!;
         assert.equal(thick.name, `${THICK}-lvm-a-disks`);
         assert.match(thick.create, /^sh -c '/);
-        assert.match(thick.create, / lvm-reconcile apply --vg zcloud-vmthick --node lvm-a \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
-        assert.match(thick.delete, /^sh -c '.* lvm-reconcile release --vg zcloud-vmthick$/s);
+        assert.match(thick.create, / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-vmthick \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
+        assert.match(thick.delete, /^sh -c '.* lvm-reconcile \S+ [0-9a-f]{64} release --vg zcloud-vmthick$/s);
         const thin = planned.get("lvm-b")!;
         assert.equal(thin.name, `${THIN}-lvm-b-disks`);
         assert.match(thin.create, /^sudo -n sh -c '/);
-        assert.match(thin.create, / lvm-reconcile apply --vg zcloud-vmthin --node lvm-b --thin-pool pool --thin-percent 80 \/dev\/disk\/by-id\/virtio-b-sdb$/);
-        assert.match(thin.delete, /^sudo -n sh -c '.* lvm-reconcile release --vg zcloud-vmthin$/s);
+        assert.match(thin.create, / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-vmthin --node lvm-b --thin-pool pool --thin-percent 80 \/dev\/disk\/by-id\/virtio-b-sdb$/);
+        assert.match(thin.delete, /^sudo -n sh -c '.* lvm-reconcile \S+ [0-9a-f]{64} release --vg zcloud-vmthin$/s);
     });
 
     describe("thick storage on lvm-a (root)", () => {

@@ -3,7 +3,7 @@
  * parses each answer. A node that cannot be reached or fails is a result, never a throw.
  */
 import { StackModel } from "../../components/config/model";
-import { renderNodeCommand } from "../../components/node/script";
+import { renderInlineNodeCommand } from "../../components/node/script";
 import { declaredDevices } from "./stack";
 import { NodeReport, parseNodeReport } from "./inventory";
 import { SshClient, SshOptions, mapBounded, remoteFailure, unpinnedRefusal } from "./ssh";
@@ -20,7 +20,7 @@ export function needsSudo(model: StackModel, node: string): boolean {
  * Without guards (status) the node skips the per-device verdicts, the slow part.
  */
 export function inventoryCommand(model: StackModel, node: string, guards = true): string {
-    return renderNodeCommand({
+    return renderInlineNodeCommand({
         files: ["lib.sh", "discover.sh"],
         name: "discover.sh",
         args: [...(guards ? [] : ["--no-guards"]), ...declaredDevices(model, node).map((d) => d.path)],

@@ -26,10 +26,10 @@ export function diskCommandDevices(words: string[]): string[] {
     return words.filter((w, k) => w.startsWith("/dev/") && !valueOptions.has(words[k - 1]));
 }
 
-/** `local-fast-node3-disks` with parent `local-fast` -> node3. */
+/** `local-fast-node3-disks` (or its script copy `local-fast-node3-disks-scripts`) with parent `local-fast` -> node3. */
 export function nodeOf(r: PlannedResource): string | undefined {
     const storage = urnName(r.parent);
-    const m = new RegExp(`^${storage.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-(.+)-(disks|label|login)$`).exec(r.name);
+    const m = new RegExp(`^${storage.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-(.+)-(disks|label|login)(-scripts)?$`).exec(r.name);
     return m?.[1];
 }
 
@@ -47,6 +47,10 @@ export function describe(r: PlannedResource): string {
         }
         const devices = diskCommandDevices(args);
         return `${urnName(r.parent)} prepare ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
+    }
+    if (r.type === "command:remote:CopyToRemote") {
+        const sha256 = String(i.source?.sha256 ?? "");
+        return `${urnName(r.parent)} copy script set ${sha256.slice(0, 12)} to ${nodeOf(r) ?? "the VG's node"}`;
     }
     if (r.type === "kubernetes:core/v1:NodePatch") {
         const labels = Object.entries(i.metadata?.labels ?? {}).map(([k, v]) => `${k}=${str(v)}`);

@@ -1,4 +1,5 @@
 import { createHash } from "crypto";
+import * as fs from "fs";
 import * as pulumi from "@pulumi/pulumi";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
 import { declareSecurePaths } from "../../components/config/load";
@@ -69,6 +70,32 @@ function shareEqualStrings(inputs: Record<string, unknown>): Record<string, unkn
     return inputs;
 }
 
+const assetHashes = new Map<string, string>();
+
+/**
+ * File assets as the engine keeps them in state: path and sha256 (it compares assets by hash).
+ * The SDK's asset object holds its path as a promise, which JSON would print as `{}`.
+ */
+async function resolveAssets(value: unknown): Promise<unknown> {
+    if (Array.isArray(value)) {
+        return Promise.all(value.map(resolveAssets));
+    }
+    if (value instanceof pulumi.asset.FileAsset) {
+        const file = await value.path;
+        let sha256 = assetHashes.get(file);
+        if (sha256 === undefined) {
+            sha256 = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+            assetHashes.set(file, sha256);
+        }
+        return { asset: "file", path: file, sha256 };
+    }
+    if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+        const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await resolveAssets(v)] as const));
+        return Object.fromEntries(entries);
+    }
+    return value;
+}
+
 interface RegisterRequest {
     getType(): string;
     getName(): string;
@@ -89,7 +116,8 @@ class RecordingMonitor extends MockMonitor {
     readonly records: PlannedResource[] = [];
 
     async registerResource(req: RegisterRequest, callback: (err: unknown, resp: { getUrn(): string } | undefined) => void): Promise<void> {
-        const inputs = shareEqualStrings(pulumi.runtime.deserializeProperties(req.getObject() as never, true));
+        const deserialized = pulumi.runtime.deserializeProperties(req.getObject() as never, true) as Record<string, unknown>;
+        const inputs = shareEqualStrings(req.getType() === "command:remote:CopyToRemote" ? ((await resolveAssets(deserialized)) as Record<string, unknown>) : deserialized);
         const record: PlannedResource = {
             urn: "",
             type: req.getType(),

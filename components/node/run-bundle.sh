@@ -1,0 +1,20 @@
+# shellcheck shell=sh
+# Runs a content-addressed script bundle as root: sh -c "$stub" NAME STAGED SHA256 [ARGS...].
+# Every node command is this stub; the bundle it names was copied by the SSH user to STAGED.
+# It installs the bundle into a root-only store, checks its sha256 and runs it as NAME ARGS.
+# A bundle found in neither place (or altered) is a refusal: a delete never skips a release.
+# ZCLOUD_SCRIPT_STORE moves the store (test harnesses only; sudo's env_reset drops it).
+set -eu
+name=$0 staged=$1 sum=$2
+shift 2
+store=${ZCLOUD_SCRIPT_STORE:-/var/lib/zcloud-storage/scripts}
+bundle=$store/$sum.sh
+intact() { [ -f "$1" ] && [ "$(sha256sum <"$1" | cut -d' ' -f1)" = "$sum" ]; }
+if ! intact "$bundle"; then
+	intact "$staged" || { echo "zcloud: script bundle $sum: refused: missing or altered on this node (neither $bundle nor $staged holds it)" >&2; exit 1; }
+	umask 077
+	mkdir -p "$store"
+	cp "$staged" "$bundle.$$"
+	mv -f "$bundle.$$" "$bundle"
+fi
+exec sh -c "$(cat "$bundle")" "$name" "$@"

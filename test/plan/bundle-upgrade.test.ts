@@ -1,0 +1,90 @@
+/**
+ * An existing stack made by the program that inlined the node scripts, moved to script bundles:
+ * both programs planned under the mock runtime with one config, then the offline diff's step
+ * kinds. Every remote command must be an in-place update (its create re-runs the idempotent
+ * apply), never a replace or a delete (either would run a release); the copies are new.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { diffPlans } from "../../tools/plan/diff";
+import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+
+/** The last commit whose program carried the scripts inline in every remote command. */
+const inlineScriptsCommit = "b2e623684638ef02933adcad7f9bb7cc601db69f";
+const projectRoot = path.resolve(__dirname, "..", "..");
+
+const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" }, node7: { address: "10.0.0.17", user: "ops" } };
+const config = {
+    ...baseConfig,
+    nodes,
+    lvm: [{ name: "fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x1"], node3: ["/dev/disk/by-id/wwn-0x3"] }, thin: { overprovisionRatio: 2 } }],
+    cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
+    iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 0, chap: { username: "k8s", password: { secure: "v1:chap" } }, initiators: ["node2", "node7"] }],
+};
+
+let oldTree: string;
+let before_: PlanRun;
+let after_: PlanRun;
+before(async () => {
+    // The old program's own files, resolving the same node_modules (one Pulumi SDK instance).
+    oldTree = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-inline-program-"));
+    const archive = execFileSync("git", ["-C", projectRoot, "archive", inlineScriptsCommit, "index.ts", "components"], { maxBuffer: 64 * 1024 * 1024 });
+    execFileSync("tar", ["-x", "-C", oldTree], { input: archive });
+    fs.symlinkSync(path.join(projectRoot, "node_modules"), path.join(oldTree, "node_modules"));
+    [before_, after_] = await Promise.all([planValues(config, path.join(oldTree, "index.ts")), planValues(config)]);
+    assert.equal(before_.error, undefined, before_.error?.message);
+    assert.equal(after_.error, undefined, after_.error?.message);
+});
+after(() => oldTree && fs.rmSync(oldTree, { recursive: true, force: true }));
+
+test("the old program inlined the scripts: its plan is the base this proof needs", () => {
+    const lvm = before_.resources.find((r) => r.name === "fast-node1-disks")!;
+    assert.ok(String(lvm.inputs.create).includes("zc_log()"), "the base plan's command carries lib.sh");
+    assert.equal(before_.resources.filter((r) => r.type === "command:remote:CopyToRemote").length, 0);
+});
+
+test("old program -> new: every remote command updates in place (create/update/delete strings), copies are created, nothing is replaced or deleted", () => {
+    const changes = diffPlans(before_.resources, after_.resources);
+    assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), []);
+    const remote = changes.filter((c) => c.resource.type === "command:remote:Command").map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`);
+    assert.deepEqual(remote.sort(), [
+        "update fast-node1-disks create,delete",
+        "update fast-node3-disks create,delete",
+        "update san-node2-login create,delete,update",
+        "update san-node7-login create,delete,update",
+        "update san-vg create,delete,update",
+        "update shared-fs-node4-disks create,delete",
+        "update shared-fs-node5-disks create,delete",
+        "update shared-fs-node6-disks create,delete",
+    ]);
+    const copies = changes.filter((c) => c.resource.type === "command:remote:CopyToRemote").map((c) => `${c.kind} ${c.resource.name}`);
+    assert.deepEqual(copies.sort(), [
+        "create fast-node1-disks-scripts",
+        "create fast-node3-disks-scripts",
+        "create san-node2-login-scripts",
+        "create san-node7-login-scripts",
+        "create san-vg-scripts",
+        "create shared-fs-node4-disks-scripts",
+        "create shared-fs-node5-disks-scripts",
+        "create shared-fs-node6-disks-scripts",
+    ]);
+    // A remote command keeps its replacement rules: no triggers, delete-before-replace as before.
+    for (const r of after_.resources.filter((x) => x.type === "command:remote:Command")) {
+        const old = before_.resources.find((x) => x.urn === r.urn)!;
+        assert.equal(r.inputs.triggers, undefined, r.name);
+        assert.deepEqual(r.replaceOnChanges, old.replaceOnChanges, r.name);
+        assert.equal(r.deleteBeforeReplace, old.deleteBeforeReplace, r.name);
+    }
+});
+
+test("a remote command's only new dependency is its own node's script copy", () => {
+    for (const r of after_.resources.filter((x) => x.type === "command:remote:Command")) {
+        const old = before_.resources.find((x) => x.urn === r.urn)!;
+        const copy = after_.resources.find((x) => x.name === `${r.name}-scripts`)!;
+        assert.deepEqual(r.dependencies.filter((d) => !old.dependencies.includes(d)), [copy.urn], r.name);
+    }
+});

@@ -1,0 +1,52 @@
+/**
+ * What a plan's resources carry as inputs (the engine's state holds them, and their outputs
+ * again): bytes per LVM node, and a whole 3-host CephFS with 4 OSDs. Inputs as the plan records
+ * them (`--json`), secrets as "[secret]".
+ */
+import * as yaml from "js-yaml";
+import { PlannedResource } from "./plan/model";
+import { planConfig } from "./plan/runner";
+import { parseStackYaml } from "./plan/stackFile";
+import { benchHostKey, benchNodeNames, generatedLvmValues } from "./benchStack";
+
+const inputBytes = (rs: PlannedResource[]) => rs.reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r.inputs)), 0);
+
+async function plan(values: Record<string, unknown>, program?: string): Promise<PlannedResource[]> {
+    const withKey = { ...values, ssh: { ...(values.ssh as Record<string, unknown>), privateKey: { secure: "v1:bench" } } };
+    const config = Object.fromEntries(Object.entries(withKey).map(([k, v]) => [`zcloud-storage:${k}`, v]));
+    const run = await planConfig(parseStackYaml(yaml.dump({ config }), "figures"), program);
+    if (run.error) {
+        throw new Error(`figures plan: ${run.error.message}`);
+    }
+    return run.resources;
+}
+
+export interface InputFigures {
+    /** Inputs of one LVM node's resources (script copy, disk command, label), 4 devices. */
+    lvmNodeBytes: number;
+    /** Inputs of every resource of a stack with one CephFS on 3 hosts and 4 OSDs. */
+    cephfs3x4Bytes: number;
+    /** Of those, the remote side: the disk commands and their script copies. */
+    cephfs3x4RemoteBytes: number;
+}
+
+/** The figures of this program, or of `program` (another version's index.ts, for comparison). */
+export async function inputFigures(program?: string): Promise<InputFigures> {
+    const nodes = 10;
+    const names = benchNodeNames(nodes);
+    const lvm = await plan(generatedLvmValues(nodes), program);
+    const ofNodes = lvm.filter((r) => names.some((n) => r.name.startsWith(`local-fast-${n}-`)));
+    const hosts = benchNodeNames(3);
+    const devices = (i: number, n: number) => Array.from({ length: n }, (_, d) => `/dev/disk/by-id/wwn-0x5000c5${i}${d}`);
+    const cephValues = {
+        ssh: { user: "root", hostKeys: Object.fromEntries(hosts.map((n) => [n, benchHostKey])) },
+        nodes: Object.fromEntries(hosts.map((n, i) => [n, { address: `10.0.0.${i + 1}` }])),
+        cephfs: [{ name: "shared-fs", hosts: { [hosts[0]]: devices(0, 1), [hosts[1]]: devices(1, 1), [hosts[2]]: devices(2, 2) } }],
+    };
+    const ceph = await plan(cephValues, program);
+    return {
+        lvmNodeBytes: Math.round(inputBytes(ofNodes) / nodes),
+        cephfs3x4Bytes: inputBytes(ceph),
+        cephfs3x4RemoteBytes: inputBytes(ceph.filter((r) => r.type.startsWith("command:remote:"))),
+    };
+}
