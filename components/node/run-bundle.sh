@@ -10,11 +10,16 @@ shift 2
 store=${ZCLOUD_SCRIPT_STORE:-/var/lib/zcloud-storage/scripts}
 bundle=$store/$sum.sh
 intact() { [ -f "$1" ] && [ "$(sha256sum <"$1" | cut -d' ' -f1)" = "$sum" ]; }
+# The staged copy is writable by the SSH user: it is copied into the root-only store first and
+# the copy is checked, so nothing can swap it between the check and the run.
 if ! intact "$bundle"; then
-	intact "$staged" || { echo "zcloud: script bundle $sum: refused: missing or altered on this node (neither $bundle nor $staged holds it)" >&2; exit 1; }
 	umask 077
 	mkdir -p "$store"
-	cp "$staged" "$bundle.$$"
+	if ! cp "$staged" "$bundle.$$" 2>/dev/null || ! intact "$bundle.$$"; then
+		rm -f "$bundle.$$"
+		echo "zcloud: script bundle $sum: refused: missing or altered on this node (neither $bundle nor $staged holds it)" >&2
+		exit 1
+	fi
 	mv -f "$bundle.$$" "$bundle"
 fi
 exec sh -c "$(cat "$bundle")" "$name" "$@"

@@ -71,7 +71,7 @@ test("a bundle found nowhere is a refusal: exit 1, one line, nothing runs (a rel
     assert.equal(r.status, 1);
     assert.equal(r.stdout, "");
     assert.equal(r.stderr, refusal(n));
-    assert.equal(fs.existsSync(n.store), false);
+    assert.deepEqual(fs.readdirSync(n.store), [], "nothing installed, no partial copy left");
 });
 
 test("an altered staged copy is refused, and never installed", () => {
