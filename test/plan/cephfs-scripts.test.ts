@@ -99,19 +99,22 @@ describe("an existing stack made by the program with inline scripts", () => {
     test("pulumi up: the sets' ConfigMaps created, daemons and drains updated in place, the Job replaced as on any script change; nothing deleted, no drain replaced", () => {
         const changes = diffPlans(old.resources, run.resources);
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
-        assert.deepEqual(by("create"), resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name).sort());
+        // New: the script sets' ConfigMaps, and each node's disk-script copy (test/plan/bundle-upgrade.test.ts).
+        const diskCopies = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks-scripts`);
+        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies].sort());
         assert.deepEqual(by("delete"), []);
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"], "a Job's template is immutable: replaced (delete first) as a script change does today");
         const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node3-wwn-0x3", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node5-wwn-0x6"].map((d) => `ceph-shared-fs-${d}`);
         const drains = ["node3-osd-wwn-0x3", "node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node5-osd-wwn-0x6"].map((d) => `shared-fs-${d}-drain`);
-        assert.deepEqual(by("update"), [...daemons, ...drains].sort());
-        for (const c of changes.filter((c) => c.kind === "update")) {
+        const diskCommands = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks`);
+        assert.deepEqual(by("update"), [...daemons, ...drains, ...diskCommands].sort());
+        for (const c of changes.filter((c) => c.kind === "update" && !diskCommands.includes(c.resource.name))) {
             const fields = c.resource.type === LOCAL ? ["delete", "environment"] : ["spec.template.metadata", "spec.template.spec"];
             assert.deepEqual(c.fields, fields, c.resource.name);
             assert.deepEqual(c.replaceBecause, [], c.resource.name);
         }
-        // The disk commands, labels and the admin pods stay as they are.
-        for (const name of ["shared-fs-node3-disks", "shared-fs-node5-label", "ceph-shared-fs-admin"]) {
+        // The labels and the admin pods stay as they are.
+        for (const name of ["shared-fs-node3-label", "shared-fs-node5-label", "ceph-shared-fs-admin"]) {
             assert.equal(changes.find((c) => c.resource.name === name), undefined, name);
         }
     });

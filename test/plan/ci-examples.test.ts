@@ -157,8 +157,9 @@ test("a change of the program itself (a zcloud-storage bump): every stack planne
             assert.match(text, new RegExp(`Changes from \\S+/Pulumi\\.${name}\\.yaml\\.json \\(saved plan\\) to `));
             assert.match(text, new RegExp(`~ +update +fast-n2-disks +fast prepare n2 \\[/dev/disk/by-id/${disk}\\]: create, delete changed`));
         }
-        // per stack exactly the two nodes' disk commands: nothing else carries lvm-reconcile.sh
-        assert.deepEqual(text.match(/^\d+ to \w+.*$/gm), ["2 to update", "2 to update"], text);
+        // per stack exactly the two nodes' disk commands and their script copies: nothing else carries lvm-reconcile.sh
+        assert.match(text, /~ +update +fast-n2-disks-scripts +fast copy script set [0-9a-f]{12} to n2: /);
+        assert.deepEqual(text.match(/^\d+ to \w+.*$/gm), ["4 to update", "4 to update"], text);
         assert.equal(run("worktree", "list").trim().split("\n").length, 1, "the base checkout is removed");
     } finally {
         fs.rmSync(own, { recursive: true, force: true });

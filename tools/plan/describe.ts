@@ -8,14 +8,20 @@ function str(v: unknown): string {
     return typeof v === "string" ? v : JSON.stringify(v);
 }
 
-/** Arguments after the inline script of a node command: `apply --vg zcloud-x /dev/sdb`. */
+/**
+ * The script name and arguments of a node command: `lvm-reconcile apply --vg zcloud-x /dev/sdb`.
+ * The script (inline in older plans) or the bundle stub is the single-quoted word after `sh -c`; a
+ * stub's bundle words (staged path and sha256) are left out, so both forms read the same.
+ */
 export function nodeCommandArgs(command: unknown): string {
     if (typeof command !== "string") {
         return "";
     }
-    // The script is the single-quoted word after `sh -c`; what follows is its name and arguments.
     const m = /sh -c '(?:[^']|'"'"')*' (.*)$/s.exec(command);
-    return m ? m[1] : "";
+    if (!m) {
+        return "";
+    }
+    return m[1].replace(/^(\S+) \S+\.sh [0-9a-f]{64}( |$)/, "$1$2");
 }
 
 /** Options of the disk scripts that take a value (a `--wipe-device` value is no extra device). */
