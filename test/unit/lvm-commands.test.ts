@@ -56,7 +56,7 @@ test("apply with wipe, thin pool and sudo", () => {
 
 test("a wipe map licenses only the devices it names for this node, each by its own --wipe-device", () => {
     const wipe = { node1: ["/dev/sdc"], node2: ["/dev/sdb"] };
-    const args = (node: string) => wordsOf(lvmApplyCommand({ vg: "zcloud-a", node, devices: ["/dev/sdb", "/dev/sdc"], wipe }, false)).slice(3);
+    const args = (node: string) => wordsOf(lvmApplyCommand({ vg: "zcloud-a", node, devices: ["/dev/sdb", "/dev/sdc"], wipe }, false)).slice(stub.length);
     assert.deepEqual(args("node1"), ["apply", "--vg", "zcloud-a", "--node", "node1", "--wipe-device", "/dev/sdc", "/dev/sdb", "/dev/sdc"]);
     assert.deepEqual(args("node2"), ["apply", "--vg", "zcloud-a", "--node", "node2", "--wipe-device", "/dev/sdb", "/dev/sdb", "/dev/sdc"]);
     assert.deepEqual(args("node3"), ["apply", "--vg", "zcloud-a", "--node", "node3", "/dev/sdb", "/dev/sdc"]);
