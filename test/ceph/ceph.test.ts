@@ -343,8 +343,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         for (const [node, devs] of [[NODE1, [devices.a]], [NODE2, [devices.b, devices.c]]] as const) {
             const disks = plan.disks(FS, node);
             assert.equal(disks.update, disks.create);
-            assert.ok(disks.create.endsWith(` cephfs-disks apply --node ${node} --fsid ${c.fsid} ${devs.join(" ")}`), disks.create.slice(-200));
-            assert.ok(disks.delete.endsWith(` cephfs-disks release --fsid ${c.fsid} ${devs.join(" ")}`), disks.delete.slice(-200));
+            // the stub runs the cephfs-disks bundle: `cephfs-disks <staged> <sha256> apply ...`
+            assert.match(disks.create, / cephfs-disks \S+ [0-9a-f]{64} apply /);
+            assert.ok(disks.create.endsWith(` apply --node ${node} --fsid ${c.fsid} ${devs.join(" ")}`), disks.create.slice(-200));
+            assert.ok(disks.delete.endsWith(` release --fsid ${c.fsid} ${devs.join(" ")}`), disks.delete.slice(-200));
             const r = ok(await onNode(disks.create));
             assert.equal(r.stderr, "");
             for (const dev of devs) {
@@ -559,7 +561,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // the node disk command (node 1's, device swapped) and the wipe storage's own refuse it too
         const disks1 = (devs: string[]) => withDevices(plan.disks(FS, NODE1).create, [devices.a], devs);
         const wipeDisks = plan.disks(WIPE_FS, WIPE_NODE).create;
-        assert.ok(wipeDisks.includes(` cephfs-disks apply --node ${WIPE_NODE} --wipe-on-create --fsid `), "wipe: true renders --wipe-on-create");
+        assert.ok(wipeDisks.includes(` apply --node ${WIPE_NODE} --wipe-on-create --fsid `), "wipe: true renders --wipe-on-create");
         for (const cmd of [disks1([devices.foreign]), disks1([devices.foreign, devices.a]), wipeDisks]) {
             const d = await onNode(cmd);
             assert.equal(d.code, 1, show(d));

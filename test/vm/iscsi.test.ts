@@ -317,7 +317,7 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
     it("a second iSCSI storage with wipe: true on the first one's LUN is refused: wipe never wipes a VG with volumes", async () => {
         const before = await a.check(`vgs --shared --noheadings -o vg_uuid,vg_seqno ${VG}; lvs --shared --noheadings -o lv_name ${VG}`);
         const second = planned(secondStorage, "vmsan2-vg");
-        assert.match(second.create, / iscsi-vg apply .* --wipe$/);
+        assert.match(second.create, / iscsi-vg \S+ [0-9a-f]{64} apply .* --wipe$/);
         // While A's lockspace runs, its lease volume holds the LUN and the holder guard refuses first.
         const held = await a.run(second.create);
         assert.equal(held.code, 1, held.stdout + held.stderr);
