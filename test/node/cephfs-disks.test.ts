@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { NodeHarness, RunResult, assertRefused, startNodeHarness, zcloudLines } from "./harness";
-import { PlannedNodeCommand, plannedNodeCommands } from "../helpers/planned";
+import { PlannedNodeCommand, performCopies, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 
 let h: NodeHarness;
 let a: string;
@@ -48,8 +48,15 @@ before(async () => {
     for (const node of ["c-b", "c-ab", "m-ab"]) {
         assert.ok(planned.get(node), `no planned disk command for node ${node}`);
     }
+    // What the engine does first: each command's script copy.
+    await performCopies((command, stdin) => h.run(command, stdin), [...planned.values()].map((c) => c.copy));
 });
-after(() => h?.close());
+after(async () => {
+    if (h) {
+        await h.run(removeCopiesCommand([...planned.values()].map((c) => c.copy)));
+        h.close();
+    }
+});
 beforeEach(() => h.reset());
 
 function apply(node: string): Promise<RunResult> {
