@@ -2,28 +2,18 @@
 // runtime: refused before anything is planned, with the message docs/validation.md shows.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
-import * as yaml from "js-yaml";
+import { describe, test } from "node:test";
 import { derivedNames } from "../../components/config/collisions";
 import { parseStackConfig } from "../../components/config/parse";
 import { StackParsed } from "../../components/config/schema";
 import { baseConfig, planValues } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
+import { oneLvm, scratchStacks, stackYaml } from "../helpers/stackFiles";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-hardening-"));
-after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function writeStack(name: string, text: string): string {
-    const file = path.join(dir, `Pulumi.${name}.yaml`);
-    fs.writeFileSync(file, text);
-    return file;
-}
-
-const lvm = [{ name: "local-fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x5001"] } }];
-const stack = (config: Record<string, unknown>) => yaml.dump({ config });
-const good = writeStack("good", stack({ "zcloud-storage:ssh": baseConfig.ssh, "zcloud-storage:nodes": baseConfig.nodes, "zcloud-storage:lvm": lvm }));
+const { dir, writeStack, good } = scratchStacks("zcloud-hardening-");
+const lvm = oneLvm;
+const stack = stackYaml;
 
 describe("npm run plan refuses hostile and mistaken stack files", () => {
     test("a typo in the namespace fails the PR plan instead of planning the storage's deletion", async () => {

@@ -2,25 +2,15 @@
 // runtime: refused before anything is planned, with the message docs/validation.md shows.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
-import * as yaml from "js-yaml";
+import { describe, test } from "node:test";
 import { baseConfig } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
+import { oneLvm, scratchStacks, stackYaml } from "../helpers/stackFiles";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-round2-"));
-after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function writeStack(name: string, text: string): string {
-    const file = path.join(dir, `Pulumi.${name}.yaml`);
-    fs.writeFileSync(file, text);
-    return file;
-}
-
-const lvm = [{ name: "local-fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x5001"] } }];
-const stack = (config: Record<string, unknown>) => yaml.dump({ config });
-const good = writeStack("good", stack({ "zcloud-storage:ssh": baseConfig.ssh, "zcloud-storage:nodes": baseConfig.nodes, "zcloud-storage:lvm": lvm }));
+const { dir, writeStack, good } = scratchStacks("zcloud-round2-");
+const lvm = oneLvm;
+const stack = stackYaml;
 
 describe("keys that Pulumi folds into one", () => {
     test("a folded twin that would empty a storage list fails the PR plan instead of planning its deletion", async () => {
