@@ -365,6 +365,9 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         const [idA, idB] = await Promise.all([a, b].map(async (g) => (await g.check("cat /etc/machine-id")).trim()));
         assert.notEqual(idA, idB);
         const localVg = `zcloud-${LOCAL}`;
+        // What the engine does first: each disk command's script copy, on its own guest.
+        await performCopies((command, stdin) => a.run(command, { stdin }), [disks(onA, a).copy]);
+        await performCopies((command, stdin) => b.run(command, { stdin }), [disks(onB, b).copy]);
 
         ok(await a.run(disks(onA, a).create));
         assert.equal((await a.check(`vgs --noheadings -o vg_tags ${localVg}`)).trim(), `zcloud.machine=${idA},zcloud.node=isa`);
