@@ -252,7 +252,7 @@ describe("LVM on a real kernel (QEMU guests)", { timeout: 900_000 }, () => {
         const thick = planned.get("lvm-a")!;
         assert.equal(thick.name, `${THICK}-lvm-a-disks`);
         assert.match(thick.create, /^sh -c '/);
-        assert.match(thick.create, / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-vmthick \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
+        assert.match(thick.create, / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-vmthick --node lvm-a \/dev\/disk\/by-id\/virtio-a-sdb \/dev\/disk\/by-id\/virtio-a-sdc$/);
         assert.match(thick.delete, /^sh -c '.* lvm-reconcile \S+ [0-9a-f]{64} release --vg zcloud-vmthick$/s);
         const thin = planned.get("lvm-b")!;
         assert.equal(thin.name, `${THIN}-lvm-b-disks`);
