@@ -10,6 +10,9 @@ import * as path from "node:path";
 
 const root = path.resolve(__dirname, "..", "..");
 
+/** The last commit whose program carried the scripts inline (in every remote command and workload). */
+export const inlineScriptsCommit = "b2e623684638ef02933adcad7f9bb7cc601db69f";
+
 /**
  * `commit`'s program (index.ts, components) and its plan tool (tools, policy), unpacked;
  * `cleanup` removes the copy.

@@ -5,17 +5,11 @@
  * apply), never a replace or a delete (either would run a release); the copies are new.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
+import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
-/** The last commit whose program carried the scripts inline in every remote command. */
-const inlineScriptsCommit = "b2e623684638ef02933adcad7f9bb7cc601db69f";
-const projectRoot = path.resolve(__dirname, "..", "..");
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" }, node7: { address: "10.0.0.17", user: "ops" } };
 const config = {
@@ -26,20 +20,17 @@ const config = {
     iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 0, chap: { username: "k8s", password: { secure: "v1:chap" } }, initiators: ["node2", "node7"] }],
 };
 
-let oldTree: string;
+let old: ReturnType<typeof oldProgram> | undefined;
 let before_: PlanRun;
 let after_: PlanRun;
 before(async () => {
     // The old program's own files, resolving the same node_modules (one Pulumi SDK instance).
-    oldTree = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-inline-program-"));
-    const archive = execFileSync("git", ["-C", projectRoot, "archive", inlineScriptsCommit, "index.ts", "components"], { maxBuffer: 64 * 1024 * 1024 });
-    execFileSync("tar", ["-x", "-C", oldTree], { input: archive });
-    fs.symlinkSync(path.join(projectRoot, "node_modules"), path.join(oldTree, "node_modules"));
-    [before_, after_] = await Promise.all([planValues(config, path.join(oldTree, "index.ts")), planValues(config)]);
+    old = oldProgram(inlineScriptsCommit);
+    [before_, after_] = await Promise.all([planValues(config, old.program), planValues(config)]);
     assert.equal(before_.error, undefined, before_.error?.message);
     assert.equal(after_.error, undefined, after_.error?.message);
 });
-after(() => oldTree && fs.rmSync(oldTree, { recursive: true, force: true }));
+after(() => old?.cleanup());
 
 test("the old program inlined the scripts: its plan is the base this proof needs", () => {
     const lvm = before_.resources.find((r) => r.name === "fast-node1-disks")!;

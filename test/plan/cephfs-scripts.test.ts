@@ -9,14 +9,13 @@ import { after, before, describe, test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
 import { cephScriptBundle } from "../../components/cephfs/scripts";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
-import { oldProgram } from "../helpers/oldProgram";
+import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { readNodeScript } from "../../components/node/script";
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 const LOCAL = "command:local:Command";
 /** The last commit whose program shipped the Ceph scripts inline. */
-const INLINE_SCRIPTS_COMMIT = "b2e6236";
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
 const values = {
@@ -30,7 +29,7 @@ let run: PlanRun;
 let old: PlanRun;
 let cleanup = () => undefined as void;
 before(async () => {
-    const o = oldProgram(INLINE_SCRIPTS_COMMIT);
+    const o = oldProgram(inlineScriptsCommit);
     cleanup = o.cleanup;
     [run, old] = await Promise.all([planValues(values), planValues(values, o.program)]);
     assert.equal(run.error, undefined, run.error?.message);

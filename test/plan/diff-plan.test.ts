@@ -11,11 +11,10 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { plan } from "../helpers/planCli";
-import { oldProgram } from "../helpers/oldProgram";
+import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 
 /** The last commit whose program shipped the Ceph scripts inline. */
-const INLINE_SCRIPTS_COMMIT = "b2e6236";
 
 const stackYaml = (hosts: Record<string, string[]>) =>
     yaml.dump({
@@ -33,7 +32,7 @@ before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-diff-plan-"));
     fs.writeFileSync(path.join(dir, "Pulumi.prod.yaml"), stackYaml({ n1: ["/dev/sdb"], n2: ["/dev/sdb"] }));
     fs.writeFileSync(path.join(dir, "Pulumi.grown.yaml"), stackYaml({ n1: ["/dev/sdb", "/dev/sdc"], n2: ["/dev/sdb"] }));
-    old = oldProgram(INLINE_SCRIPTS_COMMIT);
+    old = oldProgram(inlineScriptsCommit);
 });
 after(() => {
     fs.rmSync(dir, { recursive: true, force: true });
