@@ -8,17 +8,9 @@ import { NodeStorageType, labelDomain, lvmVolumeGroup, storageLabelKey } from ".
 import { NodeReport } from "../discover/inventory";
 import { CephHealth, ClusterFacts, ClusterPod } from "./cluster";
 import { IscsiNodeFacts, iscsiNodeProblems } from "./iscsi";
+import { Problem } from "./problem";
 
-export type ProblemKind = "degraded" | "drift" | "unreachable";
-
-export interface Problem {
-    kind: ProblemKind;
-    /** The node it is about, or null for the storage or the cluster as a whole. */
-    node: string | null;
-    /** The device or object: `/dev/sdb`, `VG zcloud-fast`, `StorageClass fast`, `pod lvmd-fast-x`. */
-    object: string;
-    message: string;
-}
+export type { Problem, ProblemKind } from "./problem";
 
 export interface VgStatus {
     name: string;

@@ -4,7 +4,7 @@
  */
 import { IscsiConfig } from "../../components/config/model";
 import { iscsiVolumeGroup } from "../../components/iscsi/commands";
-import type { Problem } from "./evaluate";
+import type { Problem } from "./problem";
 
 export type LockspaceState = "started" | "joining" | "stopped" | "no-daemon";
 
