@@ -84,6 +84,16 @@ describe("Node version", () => {
         assert.ok(semver.satisfies(pinnedNode(), engines), `test/engine/build-tools.sh NODE_VERSION ${pinnedNode()} does not satisfy ${engines}`);
     });
 
+    test("the example CI pipelines run the Node major the tiers run under", () => {
+        const examples = ["examples/ci/github/zcloud-storage.yml", "examples/ci/gitlab/zcloud-storage.gitlab-ci.yml"];
+        const majors = examples.flatMap((file) =>
+            [...readFileSync(join(root, file), "utf8").matchAll(/(?:node-version: |image: node:)(\d+)/g)].map((m) => `${file} ${m[1]}`),
+        );
+        assert.ok(majors.length >= 3, `no Node versions found in ${examples.join(", ")}`);
+        const major = semver.major(pinnedNode());
+        assert.deepEqual(majors.filter((m) => Number(m.split(" ")[1]) !== major), [], `the examples should run Node ${major}`);
+    });
+
     test("this test runs under a Node that satisfies engines", () => {
         assert.ok(
             semver.satisfies(process.versions.node, engines),
