@@ -6,7 +6,7 @@ import { gib, parseSize } from "./discover/inventory";
 import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stack";
 import { jsonText, printable } from "./discover/printable";
 import { keySourceProblem } from "./discover/ssh";
-import { ScaffoldNode, scaffoldText, writeNewFile, writeTargetProblem } from "./discover/scaffold";
+import { ScaffoldNode, proposedName, scaffoldText, writeNewFile, writeTargetProblem } from "./discover/scaffold";
 import * as fs from "node:fs";
 import * as yaml from "js-yaml";
 
@@ -156,7 +156,10 @@ function writeScaffold(input: string, outcomes: NodeOutcome[], opts: Options): v
         if ("found" in o) {
             nodes[o.node] = {
                 learnedHostKey: o.learnedHostKey,
-                proposed: o.found.devices.filter((d) => d.verdict === "clean" && d.declaredBy.length === 0).map((d) => d.stableName),
+                proposed: o.found.devices.flatMap((d) => {
+                    const p = d.verdict === "clean" && d.declaredBy.length === 0 ? proposedName(d.stableName, d.path) : undefined;
+                    return p ? [p] : [];
+                }),
             };
         }
     }

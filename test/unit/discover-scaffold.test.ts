@@ -11,7 +11,7 @@ import * as yaml from "js-yaml";
 import { parseFullConfig } from "../../components/config/namespaces";
 import { formatIssue } from "../../components/config/errors";
 import { parseStackYaml } from "../../tools/plan/stackFile";
-import { keyCommand, keyPlaceholder, scaffoldText, stackNameOf, writeNewFile, writeTargetProblem } from "../../tools/discover/scaffold";
+import { keyCommand, keyPlaceholder, proposedName, scaffoldText, stackNameOf, writeNewFile, writeTargetProblem } from "../../tools/discover/scaffold";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-scaffold-"));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -44,7 +44,7 @@ function uncommented(text: string): string {
 describe("a stack with nodes only", () => {
     const text = scaffoldText({
         config: nodesOnly,
-        nodes: { node1: { learnedHostKey: key1, proposed: [wwn1, wwn2] }, node2: { learnedHostKey: key2, proposed: [nvme] } },
+        nodes: { node1: { learnedHostKey: key1, proposed: [{ name: wwn1 }, { name: wwn2 }] }, node2: { learnedHostKey: key2, proposed: [{ name: nvme }] } },
         source: "stacks/Pulumi.first.yaml",
         target: "stacks/Pulumi.prod.yaml",
     });
@@ -89,7 +89,7 @@ test("what the input says is kept: its key, its pins, its storages, other namesp
         "zcloud-storage:lvm": [{ name: "fast", hosts: { node1: [wwn1] } }],
     };
     // node1's key as learned would differ: the pin in the file wins (discover checked it strictly).
-    const text = scaffoldText({ config, nodes: { node1: { proposed: [wwn2] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "out.yaml" });
+    const text = scaffoldText({ config, nodes: { node1: { proposed: [{ name: wwn2 }] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "out.yaml" });
     const doc = yaml.load(text) as { config: Record<string, unknown> };
     assert.deepEqual(Object.keys(doc.config), Object.keys(config));
     assert.deepEqual(doc.config["zcloud-storage:ssh"], { ...config["zcloud-storage:ssh"], hostKeys: { node1: key1, node2: key2 } });
@@ -105,9 +105,16 @@ test("no clean device: a comment says so, and no commented storage", () => {
     assert.ok(!text.includes("zcloud-storage:lvm"));
 });
 
+test("a by-id name the config refuses is proposed by its kernel name, with the reason", () => {
+    const hostile = "/dev/disk/by-id/zc-esc\u001b[31m\u202e";
+    assert.deepEqual(proposedName(wwn1, "/dev/sdb"), { name: wwn1 });
+    assert.deepEqual(proposedName(hostile, "/dev/sdb"), { name: "/dev/sdb", note: "its by-id name is not a valid device path in a stack; a kernel name can change at reboot, give it a stable link" });
+    assert.equal(proposedName("/dev/disk/by-id/a b", "/dev/x y"), undefined);
+});
+
 test("a device name with control characters is quoted so that it reads back exactly", () => {
     const hostile = "/dev/disk/by-id/zc-esc\u001b[31m\u202e";
-    const text = scaffoldText({ config: nodesOnly, nodes: { node1: { learnedHostKey: key1, proposed: [hostile] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "x.yaml" });
+    const text = scaffoldText({ config: nodesOnly, nodes: { node1: { learnedHostKey: key1, proposed: [{ name: hostile }] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "x.yaml" });
     assert.doesNotMatch(text, /[\u001b\u202e]/);
     const live = yaml.load(uncommented(text)) as { config: { "zcloud-storage:lvm": Array<{ hosts: Record<string, string[]> }> } };
     assert.deepEqual(live.config["zcloud-storage:lvm"][0].hosts, { node1: [hostile] });

@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as yaml from "js-yaml";
+import { devicePathProblem } from "../../components/config/schema";
 import { yamlWord } from "./devices";
 
 /** What cannot be decrypted and must be replaced: the same placeholder the example stacks carry. */
@@ -15,8 +16,29 @@ export const keyPlaceholder = "v1:REPLACE-ME-WITH-pulumi-config-set-secret";
 export interface ScaffoldNode {
     /** The key the node showed when it was not pinned (`--accept-unpinned`). */
     learnedHostKey?: string;
-    /** Clean devices by stable name that no storage of the input declares yet. */
-    proposed: string[];
+    /** Clean devices that no storage of the input declares yet, by the name to write (proposedName). */
+    proposed: ProposedDevice[];
+}
+
+export interface ProposedDevice {
+    name: string;
+    /** Why the stable name was not used (the kernel name stands in). */
+    note?: string;
+}
+
+/**
+ * The name a clean device is proposed by: its stable name when the stack config accepts it as a
+ * device path, else its kernel path (with a note: kernel names can change across reboots), else
+ * none (the config would refuse both).
+ */
+export function proposedName(stableName: string, kernelPath: string): ProposedDevice | undefined {
+    if (devicePathProblem(stableName) === undefined) {
+        return { name: stableName };
+    }
+    if (devicePathProblem(kernelPath) === undefined) {
+        return { name: kernelPath, note: "its by-id name is not a valid device path in a stack; a kernel name can change at reboot, give it a stable link" };
+    }
+    return undefined;
 }
 
 export interface ScaffoldInput {
@@ -74,7 +96,7 @@ function proposalLines(nodes: Record<string, ScaffoldNode>): string[] {
         "  #   - name: local",
         "  #     default: true",
         "  #     hosts:",
-        ...withDevices.flatMap(([node, n]) => [`  #       ${yamlWord(node)}:`, ...n.proposed.map((d) => `  #         - ${yamlWord(d)}`)]),
+        ...withDevices.flatMap(([node, n]) => [`  #       ${yamlWord(node)}:`, ...n.proposed.map((d) => `  #         - ${yamlWord(d.name)}${d.note ? `  # ${d.note}` : ""}`)]),
     ];
 }
 
