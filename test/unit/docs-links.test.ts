@@ -6,6 +6,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseStackYaml } from "../../tools/plan/stackFile";
+import { keyCommand } from "../../tools/discover/scaffold";
 
 const root = path.resolve(__dirname, "..", "..");
 const docs = path.join(root, "docs");
@@ -82,4 +83,12 @@ test("the README's real-CLI block sets every secure placeholder of the stack it 
     assert.deepEqual(set, placeholders);
     assert.match(block, /PULUMI_CONFIG_PASSPHRASE/, "the passphrase is named");
     assert.match(block, /encryptionsalt/, "the salt stack init writes is named");
+});
+
+test("getting-started sets the key with the very command --write-stack writes into its stack file", () => {
+    const doc = fs.readFileSync(path.join(docs, "getting-started.md"), "utf8");
+    const written = /--write-stack (\S+)/.exec(doc)![1];
+    assert.equal(written, "stacks/Pulumi.edge.yaml");
+    assert.ok(doc.split("\n").includes(keyCommand(written)), `the doc runs: ${keyCommand(written)}`);
+    assert.ok(doc.includes("pulumi stack init edge "), "and creates that stack");
 });
