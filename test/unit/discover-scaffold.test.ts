@@ -11,7 +11,7 @@ import * as yaml from "js-yaml";
 import { parseFullConfig } from "../../components/config/namespaces";
 import { formatIssue } from "../../components/config/errors";
 import { parseStackYaml } from "../../tools/plan/stackFile";
-import { keyCommand, keyPlaceholder, proposedName, scaffoldText, stackNameOf, writeNewFile, writeTargetProblem } from "../../tools/discover/scaffold";
+import { keyCommand, keyPlaceholder, proposedName, scaffoldText, secretCommand, withPlaceholders, stackNameOf, writeNewFile, writeTargetProblem } from "../../tools/discover/scaffold";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-scaffold-"));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -81,22 +81,37 @@ describe("a stack with nodes only", () => {
     });
 });
 
-test("what the input says is kept: its key, its pins, its storages, other namespaces; only unpinned nodes get the learned key", () => {
+test("what the input says is kept: its pins, its storages, other namespaces; only unpinned nodes get the learned key", () => {
     const config = {
         "kubernetes:context": "prod-admin",
         "zcloud-storage:ssh": { user: "ops", port: 2200, privateKey: { secure: "v1:realciphertext" }, hostKeys: { node1: key1 } },
         ...nodesOnly,
         "zcloud-storage:lvm": [{ name: "fast", hosts: { node1: [wwn1] } }],
+        "zcloud-storage:iscsi": [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 1, chap: { username: "k8s", password: { secure: "v1:chapciphertext" } }, initiators: ["node1"] }],
     };
     // node1's key as learned would differ: the pin in the file wins (discover checked it strictly).
-    const text = scaffoldText({ config, nodes: { node1: { proposed: [{ name: wwn2 }] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "out.yaml" });
+    const text = scaffoldText({ config, nodes: { node1: { proposed: [{ name: wwn2 }] }, node2: { learnedHostKey: key2, proposed: [] } }, source: "first", target: "stacks/Pulumi.san.yaml" });
     const doc = yaml.load(text) as { config: Record<string, unknown> };
     assert.deepEqual(Object.keys(doc.config), Object.keys(config));
-    assert.deepEqual(doc.config["zcloud-storage:ssh"], { ...config["zcloud-storage:ssh"], hostKeys: { node1: key1, node2: key2 } });
+    assert.deepEqual(doc.config["zcloud-storage:ssh"], { ...config["zcloud-storage:ssh"], privateKey: { secure: keyPlaceholder }, hostKeys: { node1: key1, node2: key2 } });
     assert.deepEqual(doc.config["zcloud-storage:lvm"], config["zcloud-storage:lvm"]);
     assert.equal(doc.config["kubernetes:context"], "prod-admin");
-    assert.ok(text.includes("    # To set or change the key the nodes accept:\n    #   pulumi config set --secret --path ssh.privateKey < ~/.ssh/zcloud_ed25519\n    privateKey:\n"), text);
-    assert.deepEqual(validated(text).lvm.map((s) => s.name), ["fast"]);
+    const model = validated(text);
+    assert.deepEqual(model.lvm.map((s) => s.name), ["fast"]);
+    assert.deepEqual(model.iscsi.map((s) => s.name), ["san"]);
+    assert.doesNotMatch(text, /realciphertext|chapciphertext/, "a ciphertext of another stack is never copied: it would not decrypt there");
+    assert.deepEqual(text.split("\n").slice(3, 5), [
+        "# Every secure: value of the input is a placeholder here (a ciphertext works only in its own stack); set each:",
+        "#   pulumi config set -s san --secret --path 'zcloud-storage:iscsi[0].chap.password' < <file holding it>",
+    ]);
+});
+
+test("withPlaceholders: every secure value, at its key path", () => {
+    assert.deepEqual(withPlaceholders({ a: [{ p: { secure: "v1:x" } }, { q: 1 }], b: { secure: "v1:y" } }, "ns:k"), {
+        value: { a: [{ p: { secure: keyPlaceholder } }, { q: 1 }], b: { secure: keyPlaceholder } },
+        paths: ["ns:k.a[0].p", "ns:k.b"],
+    });
+    assert.equal(secretCommand("x.yaml", "zcloud-storage:ssh.privateKey"), "pulumi config set --secret --path ssh.privateKey < ~/.ssh/zcloud_ed25519");
 });
 
 test("no clean device: a comment says so, and no commented storage", () => {

@@ -42,7 +42,7 @@ export function proposedName(stableName: string, kernelPath: string): ProposedDe
 }
 
 export interface ScaffoldInput {
-    /** The input stack file's `config:` as written (raw YAML: `secure:` values kept as they are). */
+    /** The input stack file's `config:` as written (raw YAML; its `secure:` values become placeholders). */
     config: Record<string, unknown>;
     /** Every node of the stack, in the stack's order, with what discover found. */
     nodes: Record<string, ScaffoldNode>;
@@ -65,6 +65,41 @@ export function keyCommand(target: string): string {
     return `pulumi config set${stack ? ` -s ${stack}` : ""} --secret --path ssh.privateKey < ~/.ssh/zcloud_ed25519`;
 }
 
+/**
+ * `value` with every `secure:` value replaced by the placeholder, and the key paths replaced
+ * (`zcloud-storage:iscsi[0].chap.password`). A ciphertext is bound to its own stack's
+ * `encryptionsalt` (and passphrase): copied into another stack file it could never be decrypted.
+ */
+export function withPlaceholders(value: unknown, at: string): { value: unknown; paths: string[] } {
+    if (Array.isArray(value)) {
+        const items = value.map((v, i) => withPlaceholders(v, `${at}[${i}]`));
+        return { value: items.map((x) => x.value), paths: items.flatMap((x) => x.paths) };
+    }
+    if (!isRecord(value)) {
+        return { value, paths: [] };
+    }
+    if (Object.keys(value).length === 1 && "secure" in value) {
+        return { value: { secure: keyPlaceholder }, paths: [at] };
+    }
+    const out: Record<string, unknown> = {};
+    const paths: string[] = [];
+    for (const [k, v] of Object.entries(value)) {
+        const x = withPlaceholders(v, `${at}.${k}`);
+        out[k] = x.value;
+        paths.push(...x.paths);
+    }
+    return { value: out, paths };
+}
+
+/** The command that sets the secret at `key` (`zcloud-storage:iscsi[0].chap.password`) from a file. */
+export function secretCommand(target: string, key: string): string {
+    if (key === "zcloud-storage:ssh.privateKey") {
+        return keyCommand(target);
+    }
+    const stack = stackNameOf(target);
+    return `pulumi config set${stack ? ` -s ${stack}` : ""} --secret --path '${key}' < <file holding it>`;
+}
+
 /** `zcloud-storage:ssh` with the learned host keys pinned and a placeholder key when none is set. */
 function sshWith(config: Record<string, unknown>, nodes: Record<string, ScaffoldNode>): Record<string, unknown> {
     const ssh = isRecord(config["zcloud-storage:ssh"]) ? { ...config["zcloud-storage:ssh"] } : {};
@@ -77,7 +112,7 @@ function sshWith(config: Record<string, unknown>, nodes: Record<string, Scaffold
     return {
         user: "root",
         ...ssh,
-        privateKey: ssh.privateKey ?? { secure: keyPlaceholder },
+        privateKey: { secure: keyPlaceholder },
         ...(Object.keys(pinned).length > 0 ? { hostKeys: pinned } : {}),
     };
 }
@@ -108,25 +143,26 @@ export function scaffoldText(input: ScaffoldInput): string {
         // ssh before nodes, as every example stack writes it.
         keys.splice(Math.max(0, keys.indexOf("zcloud-storage:nodes")), 0, "zcloud-storage:ssh");
     }
+    const secrets: string[] = [];
     for (const key of keys) {
-        config[key] = key === "zcloud-storage:ssh" ? sshWith(input.config, input.nodes) : input.config[key];
+        const replaced = withPlaceholders(key === "zcloud-storage:ssh" ? sshWith(input.config, input.nodes) : input.config[key], key);
+        config[key] = replaced.value;
+        secrets.push(...replaced.paths);
     }
     const body = yaml.dump({ config }, { lineWidth: -1, noRefs: true }).trimEnd().split("\n");
     const sshAt = body.indexOf("  zcloud-storage:ssh:");
     const keyAt = body.findIndex((l, i) => i > sshAt && l === "    privateKey:");
-    const placeholder = (input.config["zcloud-storage:ssh"] as { privateKey?: unknown } | undefined)?.privateKey === undefined;
     if (keyAt > 0) {
-        body.splice(
-            keyAt,
-            0,
-            placeholder ? "    # A placeholder: pulumi cannot decrypt it. Set the key the nodes accept before preview:" : "    # To set or change the key the nodes accept:",
-            `    #   ${keyCommand(input.target)}`,
-        );
+        body.splice(keyAt, 0, "    # A placeholder: pulumi cannot decrypt it. Set the key the nodes accept before preview:", `    #   ${keyCommand(input.target)}`);
     }
+    const others = secrets.filter((k) => k !== "zcloud-storage:ssh.privateKey");
     const header = [
         `# Written by npm run discover -- ${input.source} --write-stack ${input.target}`,
         "# Host keys are the ones the nodes showed; compare them with the nodes' own",
         "# (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on each node) before trusting them.",
+        ...(others.length > 0
+            ? ["# Every secure: value of the input is a placeholder here (a ciphertext works only in its own stack); set each:", ...others.map((k) => `#   ${secretCommand(input.target, k)}`)]
+            : []),
     ];
     return [...header, ...body, ...proposalLines(input.nodes), ""].join("\n");
 }
