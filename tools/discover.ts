@@ -6,8 +6,11 @@ import { gib, parseSize } from "./discover/inventory";
 import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stack";
 import { jsonText, printable } from "./discover/printable";
 import { keySourceProblem } from "./discover/ssh";
+import { ScaffoldNode, proposedName, scaffoldText, writeNewFile, writeTargetProblem } from "./discover/scaffold";
+import * as fs from "node:fs";
+import * as yaml from "js-yaml";
 
-const usage = `usage: npm run discover -- <stack|file> [--node NAME]... [--identity FILE] [--json]
+const usage = `usage: npm run discover -- <stack|file> [--node NAME]... [--identity FILE] [--json] [--write-stack FILE]
 
 Read-only inventory of every block device on the stack's nodes (or the --node ones), with the
 verdict of the disk scripts' own guards, and a hosts: proposal of the clean ones.
@@ -15,6 +18,10 @@ verdict of the disk scripts' own guards, and a hosts: proposal of the clean ones
   <stack|file>       a stack name (stacks/Pulumi.<stack>.yaml) or the path of a stack file
   --node NAME        only this node (repeatable)
   --min-size SIZE    smaller devices are "too small" (default 1GiB)
+  --write-stack FILE write the first stack file: the input's keys, the nodes' host keys
+                     pinned, a placeholder SSH key with the command that sets it, the clean
+                     devices proposed as an lvm storage (commented); never overwrites a file,
+                     and writes nothing unless every node answered
 ${commonUsage}
 
 Exit codes: 0 every node answered, 2 a node could not be reached or its inventory failed
@@ -23,13 +30,16 @@ Exit codes: 0 every node answered, 2 a node could not be reached or its inventor
 interface Options extends CommonOptions {
     nodes: string[];
     minSize: number;
+    writeStack?: string;
 }
 
 function parseArgs(argv: string[]): Options {
     const nodes: string[] = [];
     let minSize = gib;
+    let writeStack: string | undefined;
     const common = parseCommonArgs(argv, {
         "--node": { value: true, set: (v) => nodes.push(v) },
+        "--write-stack": { value: true, set: (v) => (writeStack = v) },
         "--min-size": {
             value: true,
             set: (v) => {
@@ -41,7 +51,10 @@ function parseArgs(argv: string[]): Options {
             },
         },
     });
-    return { ...common, nodes, minSize };
+    if (writeStack !== undefined && nodes.length > 0) {
+        throw new UsageError("--write-stack takes every node of the stack: leave out --node");
+    }
+    return { ...common, nodes, minSize, writeStack };
 }
 
 function selectNodes(model: StackModel, asked: string[]): string[] {
@@ -96,6 +109,10 @@ async function main(): Promise<number> {
     if (keyProblem) {
         throw new Day2ConfigError(keyProblem);
     }
+    const targetProblem = opts.writeStack === undefined ? undefined : writeTargetProblem(opts.writeStack);
+    if (targetProblem) {
+        throw new Day2ConfigError(targetProblem);
+    }
     const answers = await collectInventories(stack.model, nodes, opts.ssh, opts.concurrency);
     const outcomes = answers.map((a) => outcomeOf(stack.model, a, opts.minSize));
     const proposal = proposalYaml(outcomes.flatMap((o) => ("found" in o ? [[o.node, o.found] as [string, NodeDiscovery]] : [])));
@@ -119,7 +136,34 @@ async function main(): Promise<number> {
         console.log("Proposal (clean devices by stable name; paste into an lvm or cephfs entry):\n");
         console.log(proposal.replace(/^/gm, "  ").trimEnd());
     }
-    return outcomes.some((o) => "error" in o) ? 2 : 0;
+    const failed = outcomes.filter((o) => "error" in o).map((o) => o.node);
+    if (opts.writeStack !== undefined) {
+        if (failed.length > 0) {
+            console.error(`--write-stack ${opts.writeStack}: not written: ${failed.join(", ")} did not answer (see above); a stack file needs every node's host key`);
+        } else {
+            writeScaffold(stack.file, outcomes, opts);
+            console.error(`wrote ${opts.writeStack}: review the proposed devices, then set the SSH key as its comment says`);
+        }
+    }
+    return failed.length > 0 ? 2 : 0;
+}
+
+/** Writes --write-stack FILE from the input file as written and what every node reported. */
+function writeScaffold(input: string, outcomes: NodeOutcome[], opts: Options): void {
+    const raw = yaml.load(fs.readFileSync(input, "utf8")) as { config: Record<string, unknown> };
+    const nodes: Record<string, ScaffoldNode> = {};
+    for (const o of outcomes) {
+        if ("found" in o) {
+            nodes[o.node] = {
+                learnedHostKey: o.learnedHostKey,
+                proposed: o.found.devices.flatMap((d) => {
+                    const p = d.verdict === "clean" && d.declaredBy.length === 0 ? proposedName(d.stableName, d.path) : undefined;
+                    return p ? [p] : [];
+                }),
+            };
+        }
+    }
+    writeNewFile(opts.writeStack!, scaffoldText({ config: raw.config, nodes, source: opts.target, target: opts.writeStack! }));
 }
 
 runCli(main, usage);

@@ -67,16 +67,24 @@ export function applyManifests(manifests: string, kubectl: (args: string[]) => s
     }
 }
 
-/**
- * Starts the control plane and `count` nodes (node1..N, `devices` loop devices each) and applies
- * an LVM storage `storage` (default StorageClass) on the first device of every node, and an NFS
- * storage if `nfs` names one.
- */
-export async function applyLvmStack(storage: string, count: number, devices: number, nfs?: string): Promise<AppliedStack> {
+/** A started sandbox: the control plane, kwok nodes and sshd nodes node1..N; nothing applied yet. */
+export interface Sandbox {
+    dir: string;
+    env: NodeJS.ProcessEnv;
+    nodes: Record<string, SandboxNode>;
+    keyFile: string;
+    kubectl(args: string[]): string;
+    lvmOn(name: string, args: string[]): string;
+    /** Runs at stop(), before the nodes go (removing what was staged on them). */
+    onStop(cleanup: () => void): void;
+    stop(): void;
+}
+
+/** Starts the control plane and `count` nodes (node1..N, `devices` 64 MiB loop devices each). */
+export async function startSandbox(count: number, devices: number): Promise<Sandbox> {
     const env: NodeJS.ProcessEnv = { ...toolsEnv(), ...lvmQuiet };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-applied-"));
     const controlPlane = path.join(dir, "controlplane");
-    let nodes: Record<string, SandboxNode> = {};
     const cleanups: Array<() => void> = [];
     const stop = () => {
         for (const cleanup of cleanups.splice(0)) {
@@ -90,48 +98,69 @@ export async function applyLvmStack(storage: string, count: number, devices: num
         stopNodes(dir);
         fs.rmSync(dir, { recursive: true, force: true });
     };
-    const kubectl = (args: string[]) => execFileSync("kubectl", args, { encoding: "utf8", env });
     try {
         execFileSync("bash", [path.join(here, "controlplane.sh"), "start", controlPlane], { env, stdio: ["ignore", "ignore", "inherit"] });
         env.KUBECONFIG = path.join(controlPlane, "kubeconfig");
-        nodes = await startNodes(dir, count, devices, 64);
+        const nodes = await startNodes(dir, count, devices, 64);
         for (const n of Object.keys(nodes)) {
             execFileSync("bash", [path.join(here, "controlplane.sh"), "add-node", controlPlane, n], { env, stdio: ["ignore", "ignore", "inherit"] });
         }
-        const stackFile = path.join(dir, "Pulumi.applied.yaml");
-        const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
-        const share = nfs ? ["  zcloud-storage:nfs:", `    - name: ${nfs}`, "      server: 127.0.0.1", "      path: /exports/k8s"] : [];
-        fs.writeFileSync(stackFile, stackForNodes(nodes, [...hosts, ...share]));
-        const out = path.join(dir, "out");
-        execFileSync(process.execPath, ["--import", "tsx", path.join(root, "tools", "plan.ts"), stackFile, "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-        const keyFile = path.join(dir, "id_ed25519");
-        const planned = new Map((await plannedNodeCommands(fs.readFileSync(stackFile, "utf8"))).map((c) => [c.name, c]));
-        // Per node its script copy, then its disk command; then the objects (labels included), as
-        // the dependency graph orders them.
-        for (const [name, n] of Object.entries(nodes)) {
-            const cmd = planned.get(`${storage}-${name}-disks`)!;
-            const pin = ["-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, `known_hosts_${name}`)}`];
-            fs.writeFileSync(path.join(dir, `known_hosts_${name}`), `[${n.address}]:${n.port} ${n.hostKey}\n`);
-            const ssh = (command: string, input = "") =>
-                execFileSync("ssh", ["-F", "/dev/null", "-i", keyFile, "-p", String(n.port), "-o", "BatchMode=yes", ...pin, "-o", "LogLevel=ERROR", `root@${n.address}`, command], { input, stdio: ["pipe", "ignore", "pipe"] });
-            const copy = copyOverSsh(cmd.copy);
-            ssh(copy.command, copy.stdin);
-            ssh(cmd.create);
-            cleanups.push(() => ssh(removeCopiesCommand([cmd.copy])));
-        }
-        applyManifests(path.join(out, "manifests"), kubectl);
         return {
             dir,
             env,
             nodes,
-            stackFile,
-            keyFile,
-            kubectl,
+            keyFile: path.join(dir, "id_ed25519"),
+            kubectl: (args) => execFileSync("kubectl", args, { encoding: "utf8", env }),
             lvmOn: (name, args) => sh(args[0], args.slice(1), { ...process.env, ...lvmQuiet, LVM_SYSTEM_DIR: path.join(dir, "nodes", name, "lvm") }),
+            onStop: (cleanup) => cleanups.push(cleanup),
             stop,
         };
     } catch (e) {
         stop();
+        throw e;
+    }
+}
+
+/**
+ * Applies a stack file to the sandbox as `pulumi up` would: `npm run plan -- <file> --out`, then
+ * per node command its script copy and its disk command over SSH (host key pinned), then the
+ * manifests (labels included), as the dependency graph orders them.
+ */
+export async function applyStackFile(sb: Sandbox, stackFile: string): Promise<void> {
+    const out = path.join(sb.dir, `out-${path.basename(stackFile, ".yaml")}`);
+    execFileSync(process.execPath, ["--import", "tsx", path.join(root, "tools", "plan.ts"), stackFile, "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    for (const cmd of await plannedNodeCommands(fs.readFileSync(stackFile, "utf8"))) {
+        const n = sb.nodes[cmd.node];
+        const knownHosts = path.join(sb.dir, `known_hosts_${cmd.node}`);
+        fs.writeFileSync(knownHosts, `[${n.address}]:${n.port} ${n.hostKey}\n`);
+        const pin = ["-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHosts}`];
+        const ssh = (command: string, input = "") =>
+            execFileSync("ssh", ["-F", "/dev/null", "-i", sb.keyFile, "-p", String(n.port), "-o", "BatchMode=yes", ...pin, "-o", "LogLevel=ERROR", `root@${n.address}`, command], { input, stdio: ["pipe", "ignore", "pipe"] });
+        const copy = copyOverSsh(cmd.copy);
+        ssh(copy.command, copy.stdin);
+        ssh(cmd.create);
+        sb.onStop(() => ssh(removeCopiesCommand([cmd.copy])));
+    }
+    applyManifests(path.join(out, "manifests"), sb.kubectl);
+}
+
+/**
+ * Starts the sandbox (`count` nodes, `devices` loop devices each) and applies an LVM storage
+ * `storage` (default StorageClass) on the first device of every node, and an NFS storage if
+ * `nfs` names one.
+ */
+export async function applyLvmStack(storage: string, count: number, devices: number, nfs?: string): Promise<AppliedStack> {
+    const sb = await startSandbox(count, devices);
+    try {
+        const nodes = sb.nodes;
+        const stackFile = path.join(sb.dir, "Pulumi.applied.yaml");
+        const hosts = ["  zcloud-storage:lvm:", `    - name: ${storage}`, "      default: true", "      hosts:", ...Object.keys(nodes).map((n) => `        ${n}: [${nodes[n].devices[0]}]`)];
+        const share = nfs ? ["  zcloud-storage:nfs:", `    - name: ${nfs}`, "      server: 127.0.0.1", "      path: /exports/k8s"] : [];
+        fs.writeFileSync(stackFile, stackForNodes(nodes, [...hosts, ...share]));
+        await applyStackFile(sb, stackFile);
+        return { dir: sb.dir, env: sb.env, nodes, stackFile, keyFile: sb.keyFile, kubectl: sb.kubectl, lvmOn: sb.lvmOn, stop: sb.stop };
+    } catch (e) {
+        sb.stop();
         throw e;
     }
 }

@@ -8,7 +8,7 @@
 import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -245,4 +245,51 @@ test("--accept-unpinned connects and prints the key the host showed, to pin it",
 
 test("nothing on the node changed: devices, signatures, LVM, mounts, first and last MiBs", () => {
     assert.deepEqual(snapshot(), before_);
+});
+
+/** `npm run plan -- <file> --json`: exit code and the planned resources' names. */
+function planOf(file: string): { code: number | null; names: string[]; out: string } {
+    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "..", "tools", "plan.ts"), file, "--json"], { encoding: "utf8" });
+    const names = r.status === 0 ? (JSON.parse(r.stdout) as { resources: Array<{ name: string }> }).resources.map((x) => x.name) : [];
+    return { code: r.status, names, out: r.stdout + r.stderr };
+}
+
+test("--write-stack from a stack with nodes only: keys pinned, clean devices proposed, the file plans; never overwritten", async () => {
+    const first = path.join(dir, "Pulumi.first.yaml");
+    fs.writeFileSync(first, `config:\n  zcloud-storage:nodes:\n    node1: { address: ${node.address}, port: ${node.port} }\n`);
+    const written = path.join(dir, "Pulumi.written.yaml");
+    const key = path.join(dir, "id_ed25519");
+    const r = await runTool("discover", [first, "--identity", key, "--accept-unpinned", "--min-size", "16MiB", "--write-stack", written]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stderr.includes(`wrote ${written}: review the proposed devices`), r.stderr);
+    const text = fs.readFileSync(written, "utf8");
+    const doc = yaml.load(text) as { config: { "zcloud-storage:ssh": { hostKeys: Record<string, string>; privateKey: unknown } } };
+    assert.deepEqual(doc.config["zcloud-storage:ssh"].hostKeys, { node1: node.hostKey });
+    assert.deepEqual(doc.config["zcloud-storage:ssh"].privateKey, { secure: "v1:REPLACE-ME-WITH-pulumi-config-set-secret" });
+    assert.ok(text.includes("    #   pulumi config set -s written --secret --path ssh.privateKey < ~/.ssh/zcloud_ed25519\n"), text);
+    const proposed = text.split("\n").filter((l) => l.startsWith("  #         - ")).map((l) => l.slice("  #         - ".length));
+    const byKernelName = `${dev.hostile}  # its by-id name is not a valid device path in a stack; a kernel name can change at reboot, give it a stable link`;
+    assert.deepEqual(proposed.sort(), [link, dev.spare, byKernelName].sort(), "the clean devices by stable name (the hostile by-id name refused by the config: by kernel name), nothing else");
+
+    const plain = planOf(written);
+    assert.equal(plain.code, 0, plain.out);
+    assert.ok(!plain.names.some((n) => n.includes("disks")), "the proposal is a comment: nothing on a disk is planned");
+    const live = path.join(dir, "Pulumi.live.yaml");
+    fs.writeFileSync(live, text.replace(/^ {2}# (zcloud-storage:lvm:|  )/gm, "  $1"));
+    const withLvm = planOf(live);
+    assert.equal(withLvm.code, 0, withLvm.out);
+    assert.ok(withLvm.names.includes("local-node1-disks"), withLvm.names.join(" "));
+
+    const again = await runTool("discover", [first, "--identity", key, "--accept-unpinned", "--write-stack", written]);
+    assert.equal(again.code, 3);
+    assert.equal(again.stderr.trim(), `--write-stack ${written}: exists; discover never overwrites a stack file (remove it or name another file)`);
+    assert.equal(fs.readFileSync(written, "utf8"), text);
+});
+
+test("--write-stack writes nothing when a node does not answer", async () => {
+    const out = path.join(dir, "Pulumi.partial.yaml");
+    const r = await runTool("discover", [stackFile, "--identity", path.join(dir, "id_ed25519"), "--min-size", "16MiB", "--write-stack", out]);
+    assert.equal(r.code, 2);
+    assert.ok(r.stderr.includes(`--write-stack ${out}: not written: node2, node3 did not answer (see above); a stack file needs every node's host key`), r.stderr);
+    assert.equal(fs.existsSync(out), false);
 });

@@ -46,7 +46,8 @@ export function discoverNode(report: NodeReport, declared: DeclaredDevice[], min
 }
 
 const plainYaml = /^[A-Za-z0-9_./:+@=,-]+$/;
-const yamlWord = (s: string) => (plainYaml.test(s) ? s : yamlQuoted(s));
+/** A YAML scalar of `s`: plain when safe, else double-quoted with escapes that read back exactly. */
+export const yamlWord = (s: string) => (plainYaml.test(s) ? s : yamlQuoted(s));
 
 /**
  * `hosts:` with each node's clean devices by stable name, to paste into an lvm or cephfs entry.
