@@ -139,6 +139,19 @@ export class EngineStack {
         this.stackFile = path.join(this.projectDir, "stacks", `Pulumi.${name}.yaml`);
     }
 
+    /**
+     * Points the project at another program root (a directory with index.ts and components, e.g.
+     * an older commit's, test/helpers/oldProgram.ts); the stack and its state stay. Upgrade tests
+     * apply a stack with one program, then preview and apply it with another.
+     */
+    useProgram(root: string): void {
+        for (const entry of ["components", "index.ts"]) {
+            const link = path.join(this.projectDir, entry);
+            fs.rmSync(link, { force: true });
+            fs.symlinkSync(path.join(root, entry), link);
+        }
+    }
+
     pulumi(args: string[], input?: string): Promise<RunResult> {
         // The CLI registers --event-log only when its debug commands are enabled.
         const env = args.includes("--event-log") ? { ...this.sandbox.env, PULUMI_DEBUG_COMMANDS: "true" } : this.sandbox.env;
