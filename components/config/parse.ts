@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigIssue, keyPath } from "./errors";
+import { acceptKeyscanLines } from "./hostKeys";
 import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
 import { allRules, configWarnings } from "./rules";
@@ -257,12 +258,15 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
     const secrecy = new Secrecy(securePaths ?? [...(secretKeys ?? [])]);
     const protoIssues = protoKeyIssues(values, []);
     const ctx: ParseContext = { issues: [], secrecy };
-    const { parsed, declaredNodes } = parseSections(values, ctx);
+    // A pasted ssh-keyscan line pins its key when its host part names the node.
+    const keyscan = acceptKeyscanLines(values.ssh, values.nodes);
+    ctx.issues.push(...keyscan.issues);
+    const { parsed, declaredNodes } = parseSections(values.ssh === undefined ? values : { ...values, ssh: keyscan.ssh }, ctx);
     // A `__proto__` key is reported once, by protoKeyIssues, not again as an unknown key.
     const protoPaths = new Set(protoIssues.map((i) => i.path));
     const errors = [...protoIssues, ...ctx.issues.filter((i) => !protoPaths.has(i.path))];
     for (const rule of allRules) {
-        errors.push(...rule(parsed, { declaredNodes }));
+        errors.push(...rule(parsed, { declaredNodes, sshDeclared: values.ssh !== undefined }));
     }
     errors.push(...sharingIssues(parsed));
     if (securePaths) {
