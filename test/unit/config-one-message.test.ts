@@ -54,3 +54,20 @@ describe("config: a pasted ssh-keyscan line", () => {
         assert.equal(raw.hostKeys.node1, `node1 ${key}`, "the input is not changed");
     });
 });
+
+describe("config: a misspelt key is reported once, not also as the key it stands for", () => {
+    test("nodes.n1.adress: unknown with its did-you-mean, no 'nodes.n1.address: is required'", () => {
+        assert.deepEqual(errorsOf({ ssh: { privateKey: "k", hostKeys: { node1: key } }, nodes: { node1: { adress: "10.0.0.11" } }, lvm }), [
+            'nodes.node1.adress: unknown key; did you mean "address"? (known keys: address, port, user)',
+        ]);
+    });
+    test("a node name with dots, and a list item: the same", () => {
+        assert.deepEqual(errorsOf({ nodes: { "n1.example.com": { adress: "10.0.0.11" } }, nfs: [{ name: "n", sever: "10.0.0.9", path: "/x" }] }), [
+            'nodes.n1.example.com.adress: unknown key; did you mean "address"? (known keys: address, port, user)',
+            'nfs[0].sever: unknown key; did you mean "server"? (known keys: name, default, server, path, onDelete, mountOptions)',
+        ]);
+    });
+    test("a key missing with no misspelling near it is still required", () => {
+        assert.deepEqual(errorsOf({ nodes: { node1: { port: 22 } } }), ["nodes.node1.address: is required"]);
+    });
+});
