@@ -50,10 +50,20 @@ export function displayTypeName(type: string): string {
     return file === name.charAt(0).toLowerCase() + name.slice(1) ? `${pkg}:${mod.slice(0, slash)}:${name}` : type;
 }
 
+/**
+ * What several violations of one policy have in common (one bastion, one namespace): a key, and
+ * the message that says it once for all of them (given their resource names).
+ */
+export interface ViolationCause {
+    key: string;
+    message: (names: string[]) => string;
+}
+
 export function formatViolationsWith(
     violations: Violation[],
     describePolicy: (policy: string) => string | undefined,
     options: FormatOptions,
+    causeOf: (v: Violation) => ViolationCause | undefined = () => undefined,
 ): string {
     const shown = violations.filter((v) => v.enforcementLevel !== "disabled");
     const sorted = [...shown].sort(
@@ -66,12 +76,43 @@ export function formatViolationsWith(
     const local = options.localPath === undefined ? " (local: policy)" : options.localPath ? ` (local: ${options.localPath})` : "";
     const lines = ["Policies:", `    ${mark} ${options.packName}@v${options.packVersion}${local}`];
     const indent = "          ";
+    // Violations of one cause print once, at the place of the first, naming every resource.
+    const groups = new Map<string, { cause: ViolationCause; members: Violation[] }>();
+    const entries: Array<Violation | string> = [];
     for (const v of sorted) {
+        const cause = causeOf(v);
+        if (!cause) {
+            entries.push(v);
+            continue;
+        }
+        const key = `${v.enforcementLevel}\0${v.policy}\0${cause.key}`;
+        const group = groups.get(key);
+        if (group) {
+            group.members.push(v);
+        } else {
+            groups.set(key, { cause, members: [v] });
+            entries.push(key);
+        }
+    }
+    const name = (v: Violation) => {
         const parsed = v.urn ? splitUrn(v.urn) : undefined;
-        const clause = parsed ? `  (${displayTypeName(parsed.type)}: ${options.showUrns ? v.urn : parsed.name})` : "";
+        return parsed ? { type: displayTypeName(parsed.type), name: options.showUrns ? v.urn! : parsed.name } : undefined;
+    };
+    for (const entry of entries) {
+        const group = typeof entry === "string" ? groups.get(entry)! : undefined;
+        const v = group ? group.members[0] : (entry as Violation);
+        const grouped = group !== undefined && group.members.length > 1;
+        const names = grouped ? group.members.map(name).filter((n) => n !== undefined) : [];
+        const one = name(v);
+        const clause = grouped
+            ? `  (${[...new Set(names.map((n) => n.type))].map((t) => `${t}: ${names.filter((n) => n.type === t).map((n) => n.name).join(", ")}`).join("; ")})`
+            : one
+              ? `  (${one.type}: ${one.name})`
+              : "";
         lines.push(`        - [${v.enforcementLevel}]  ${v.policy}${clause}`);
         const description = describePolicy(v.policy);
-        const message = (description ? `${description}\n${v.message}` : v.message).replace(/\n+$/, "");
+        const text = grouped ? group.cause.message(names.map((n) => n.name)) : v.message;
+        const message = (description ? `${description}\n${text}` : text).replace(/\n+$/, "");
         lines.push(indent + message.split("\n").join(`\n${indent}`));
     }
     return lines.join("\n") + "\n";

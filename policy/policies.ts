@@ -3,7 +3,7 @@
 // PolicyPack (constructing it starts a server); nothing here imports a value from @pulumi/policy.
 import type { PolicyConfigSchema } from "@pulumi/policy";
 
-import { FormatOptions, formatViolationsWith } from "./format";
+import { FormatOptions, ViolationCause, formatViolationsWith } from "./format";
 import {
     DEFAULT_NAMESPACE,
     namespaceParamProblem,
@@ -17,9 +17,9 @@ import { checkDeviceSingleClaim } from "./rules/device-single-claim";
 import { checkImagePinned } from "./rules/image-pinned";
 import { checkNodeExclusive } from "./rules/node-exclusive";
 import { checkNoSecretLiterals } from "./rules/no-secret-literals";
-import { checkPrivilegedNamespace } from "./rules/privileged-namespace";
+import { checkPrivilegedNamespace, privilegedNamespaceCause } from "./rules/privileged-namespace";
 import { checkSingleDefaultClass } from "./rules/single-default-class";
-import { checkSshHostKeyPinned } from "./rules/ssh-host-key-pinned";
+import { checkSshHostKeyPinned, sshHostKeyCause } from "./rules/ssh-host-key-pinned";
 
 export type { EnforcementLevel, Finding, PlannedResource, PolicyParams, Violation } from "./model";
 export { checkDeviceSingleClaim } from "./rules/device-single-claim";
@@ -282,10 +282,18 @@ export function hasMandatoryViolations(violations: Violation[]): boolean {
  * Prints violations like the Pulumi CLI's "Policies:" block after `pulumi preview --policy-pack policy`
  * (each message preceded by its policy's description, as the policy server reports it).
  */
+/** The shared cause of a violation, for the policies whose findings repeat one cause per resource. */
+export function violationCause(v: Violation): ViolationCause | undefined {
+    if (v.policy === "storage-ssh-host-key-pinned") return sshHostKeyCause(v.message);
+    if (v.policy === "storage-privileged-namespace") return privilegedNamespaceCause(v.message);
+    return undefined;
+}
+
 export function formatViolations(violations: Violation[], options: Partial<FormatOptions> = {}): string {
-    return formatViolationsWith(violations, (name) => policyByName(name)?.description, {
-        packName: PACK_NAME,
-        packVersion: PACK_VERSION,
-        ...options,
-    });
+    return formatViolationsWith(
+        violations,
+        (name) => policyByName(name)?.description,
+        { packName: PACK_NAME, packVersion: PACK_VERSION, ...options },
+        violationCause,
+    );
 }

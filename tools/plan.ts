@@ -1,22 +1,20 @@
 import * as fs from "fs";
-import * as yaml from "js-yaml";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
 import { loopbackAdvisories } from "./plan/loopback";
-import { replaceFile } from "./plan/outFiles";
-import { isNodeCommand, toManifest } from "./plan/manifests";
-import { PlanRun, PlannedResource } from "./plan/model";
+import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
+import { PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
-import { CliInputError, checkOutDir, outSubdirs, readPolicyPackConfig } from "./plan/cliInputs";
+import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInputs";
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
-import { renderScriptSetChanges, scriptSetFiles } from "./plan/scriptSets";
+import { renderScriptSetChanges } from "./plan/scriptSets";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir] [--policy-pack-config file]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file]
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
@@ -24,7 +22,10 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
   --diff-plan OLD.json        the same against a plan saved with --json, also by another version
                               of this program (what an upgrade of zcloud-storage does to the stack)
-  --out DIR      write rendered manifests and node commands to DIR
+  --out DIR      write the plan for review to DIR (new or empty): manifests/<namespace>/<kind>-<name>.yaml,
+                 node-commands/<resource>.<phase>.sh with a header (node, address, devices, what it
+                 does), node-scripts/ (the script bundles they run), index.txt in apply order
+  --force        with --out: replace what an earlier --out wrote in DIR (only that; other files refuse)
   --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
   --program FILE              plan your own Pulumi program (a module that uses the components)
                               with the stack's config, instead of this project's index.ts
@@ -37,12 +38,13 @@ interface Options {
     diff?: string;
     diffPlan?: string;
     out?: string;
+    force: boolean;
     policyConfig?: string;
     program?: string;
 }
 
 function parseArgs(argv: string[]): Options {
-    const opts: Partial<Options> = { json: false };
+    const opts: Partial<Options> = { json: false, force: false };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -56,6 +58,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--diff") opts.diff = value();
         else if (a === "--diff-plan") opts.diffPlan = value();
         else if (a === "--out") opts.out = value();
+        else if (a === "--force") opts.force = true;
         else if (a === "--policy-pack-config") opts.policyConfig = value();
         else if (a === "--program") opts.program = value();
         else if (a === "--help" || a === "-h") throw new UsageError("");
@@ -68,6 +71,9 @@ function parseArgs(argv: string[]): Options {
     }
     if (opts.diff !== undefined && opts.diffPlan !== undefined) {
         throw new UsageError("--diff and --diff-plan: give one base to compare with");
+    }
+    if (opts.force && opts.out === undefined) {
+        throw new UsageError("--force goes with --out: it replaces what an earlier --out wrote");
     }
     return opts as Options;
 }
@@ -90,41 +96,6 @@ function failOnError(run: PlanRun, label: string): void {
     }
 }
 
-function writeOut(dir: string, resources: PlannedResource[]): void {
-    const [manifests, commands] = outSubdirs.map((d) => path.join(dir, d));
-    fs.mkdirSync(manifests, { recursive: true });
-    fs.mkdirSync(commands, { recursive: true });
-    resources.forEach((r, i) => {
-        const manifest = toManifest(r);
-        if (manifest) {
-            replaceFile(path.join(manifests, `${String(i).padStart(3, "0")}-${r.name}.yaml`), yaml.dump(manifest, { lineWidth: -1 }));
-        }
-        if (isNodeCommand(r)) {
-            for (const phase of ["create", "update", "delete"] as const) {
-                const text = r.inputs[phase];
-                if (typeof text === "string") {
-                    replaceFile(path.join(commands, `${r.name}.${phase}.sh`), `#!/bin/sh\n# ${phase} of ${r.name}\n${text}\n`, 0o755);
-                }
-            }
-        }
-    });
-    for (const file of scriptSetFiles(resources)) {
-        const target = path.join(dir, file.path);
-        refuseLinkedDirs(dir, path.dirname(target));
-        fs.mkdirSync(path.dirname(target), { recursive: true });
-        replaceFile(target, file.text);
-    }
-}
-
-/** Refuses to write below `dir` through a directory that is a symbolic link (planted between runs). */
-function refuseLinkedDirs(dir: string, sub: string): void {
-    for (let d = sub; d.length > dir.length && d.startsWith(dir); d = path.dirname(d)) {
-        if (fs.lstatSync(d, { throwIfNoEntry: false })?.isSymbolicLink()) {
-            throw new CliInputError(`--out ${dir}: ${d} is a symbolic link; the plan writes only into real directories, never through a link`);
-        }
-    }
-}
-
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
@@ -132,9 +103,7 @@ async function main(): Promise<void> {
     const base = opts.diff ? readStackArg(opts.diff, "--diff stack") : undefined;
     const savedPlan = opts.diffPlan !== undefined ? parseSavedPlan(readSavedPlanText(opts.diffPlan), opts.diffPlan) : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
-    if (opts.out) {
-        checkOutDir(opts.out);
-    }
+    const previousOut = opts.out !== undefined ? (checkOutDir(opts.out), checkOutContents(opts.out, opts.force)) : [];
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
     const program = opts.program ? path.resolve(opts.program) : defaultProgram;
@@ -159,7 +128,7 @@ async function main(): Promise<void> {
     const advisories = loopbackAdvisories(run.resources);
 
     if (opts.out) {
-        writeOut(opts.out, run.resources);
+        writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);
     }
     if (opts.json) {
         const changes = before ? diffPlans(before, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
@@ -187,7 +156,7 @@ async function main(): Promise<void> {
         console.log("");
         console.log(violations.length ? formatViolations(violations) : "Policies: no violations");
         if (opts.out) {
-            console.log(`\nwrote manifests and node commands to ${opts.out}`);
+            console.log(`\nwrote the plan to ${opts.out} (index.txt lists its files in apply order)`);
         }
     }
     process.exitCode = hasMandatoryViolations(violations) ? 1 : 0;

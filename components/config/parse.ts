@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigIssue, keyPath } from "./errors";
+import { acceptKeyscanLines } from "./hostKeys";
 import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
 import { allRules, configWarnings } from "./rules";
@@ -80,8 +81,28 @@ function withValue(message: string, input: unknown, secret: boolean): string {
     return rest === undefined ? message : `${showValue(input, secret)} is ${not ? "" : "not "}${rest}`;
 }
 
+/**
+ * One message per mistake: a misspelt key (`adress`) is reported as unknown with its did-you-mean,
+ * not also as the missing key it stands for (`address: is required`).
+ */
+export function withoutMisspeltRequired(issues: ConfigIssue[]): ConfigIssue[] {
+    const meant = new Set(
+        issues.flatMap((i) => {
+            const suggested = /^unknown key; did you mean "([^"]+)"\?/.exec(i.message)?.[1];
+            return suggested === undefined ? [] : [keyPath([...parentPath(i.path), suggested])];
+        }),
+    );
+    return issues.filter((i) => !(i.message === "is required" && meant.has(i.path)));
+}
+
+/** `nodes.n1.adress` -> the path parts of `nodes.n1` (as keyPath writes them). */
+function parentPath(path: string): PropertyKey[] {
+    const m = /^(.*?)(?:\.[^.[\]]+|\[\d+\])$/.exec(path);
+    return m && m[1] ? [m[1]] : [];
+}
+
 function toIssues(error: z.ZodError, prefix: PropertyKey[], secrecy: Secrecy): ConfigIssue[] {
-    return error.issues.flatMap((issue) => {
+    return withoutMisspeltRequired(error.issues.flatMap((issue) => {
         const path = [...prefix, ...issue.path];
         if (issue.code === "unrecognized_keys" && issue.message.startsWith(unknownKeysMarker)) {
             const allowed = JSON.parse(issue.message.slice(unknownKeysMarker.length)) as string[];
@@ -94,7 +115,7 @@ function toIssues(error: z.ZodError, prefix: PropertyKey[], secrecy: Secrecy): C
                 ? `${issue.message}, not ${describeValue(input, secret)}`
                 : withValue(issue.message, input, secret);
         return [{ path: keyPath(path), message }];
-    });
+    }));
 }
 
 function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix: PropertyKey[], ctx: ParseContext): z.output<T> | undefined {
@@ -257,12 +278,15 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
     const secrecy = new Secrecy(securePaths ?? [...(secretKeys ?? [])]);
     const protoIssues = protoKeyIssues(values, []);
     const ctx: ParseContext = { issues: [], secrecy };
-    const { parsed, declaredNodes } = parseSections(values, ctx);
+    // A pasted ssh-keyscan line pins its key when its host part names the node.
+    const keyscan = acceptKeyscanLines(values.ssh, values.nodes);
+    ctx.issues.push(...keyscan.issues);
+    const { parsed, declaredNodes } = parseSections(values.ssh === undefined ? values : { ...values, ssh: keyscan.ssh }, ctx);
     // A `__proto__` key is reported once, by protoKeyIssues, not again as an unknown key.
     const protoPaths = new Set(protoIssues.map((i) => i.path));
     const errors = [...protoIssues, ...ctx.issues.filter((i) => !protoPaths.has(i.path))];
     for (const rule of allRules) {
-        errors.push(...rule(parsed, { declaredNodes }));
+        errors.push(...rule(parsed, { declaredNodes, sshDeclared: values.ssh !== undefined }));
     }
     errors.push(...sharingIssues(parsed));
     if (securePaths) {

@@ -12,6 +12,8 @@ import { didYouMean } from "./suggest";
 export interface RuleContext {
     /** Every name under nodes, including entries that failed their own checks. */
     declaredNodes: ReadonlySet<string>;
+    /** The config has an `ssh` key, valid or not (an invalid one is reported by itself). */
+    sshDeclared?: boolean;
 }
 
 type Rule = (c: StackParsed, ctx: RuleContext) => ConfigIssue[];
@@ -87,9 +89,9 @@ export const knownNodes: Rule = (c, ctx) => [
     ...Object.keys(c.ssh?.hostKeys ?? {}).flatMap((n) => unknownNode(c, ctx, `ssh.hostKeys.${n}`, n)),
 ];
 
-export const sshWhenNodesAreUsed: Rule = (c) => {
+export const sshWhenNodesAreUsed: Rule = (c, ctx) => {
     const users = (["lvm", "cephfs", "iscsi"] as const).filter((t) => c[t].length > 0);
-    if (c.ssh || users.length === 0) {
+    if (c.ssh || ctx.sshDeclared || users.length === 0) {
         return [];
     }
     return [

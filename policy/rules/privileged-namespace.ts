@@ -70,3 +70,31 @@ export function checkPrivilegedNamespaceObject(resource: PlannedResource, params
             `'${params.namespace}'; to move on purpose, set this policy's namespace parameter to '${name}' in the pack's config.`,
     ];
 }
+
+/** The pack config that makes `namespace` the storage namespace of this policy, as one JSON line. */
+export function namespaceFix(namespace: string): string {
+    return JSON.stringify({ "storage-privileged-namespace": { namespace } });
+}
+
+/**
+ * The cause of a message of this policy: the namespace the stack's privileged objects are in,
+ * other than the pack's. A namespace move reports the Namespace and every privileged workload; the
+ * plan prints it once, with the pack config that allows the move on purpose.
+ */
+export function privilegedNamespaceCause(message: string): { key: string; message: (names: string[]) => string } | undefined {
+    const ns = /^Namespace '([^']+)' admits privileged pods/.exec(message)?.[1] ?? / is in namespace '([^']+)' and uses /.exec(message)?.[1];
+    const pack = /storage namespace of this pack is '([^']+)'/.exec(message)?.[1] ?? /belong only in the storage namespace '([^']+)'/.exec(message)?.[1];
+    if (ns === undefined || pack === undefined) {
+        return undefined;
+    }
+    return {
+        key: `${ns} ${pack}`,
+        message: (names) =>
+            `${names.length} resources (${names.join(", ")}) put privileged pods in namespace '${ns}', but the storage ` +
+            `namespace of this pack is '${pack}'. If zcloud-storage:namespace was changed from '${pack}' to '${ns}', ` +
+            `pulumi up replaces the Namespace: it deletes '${pack}' with everything in it, including the Secrets that ` +
+            `existing volumes use. Keep zcloud-storage:namespace '${pack}'; to move on purpose, give the pack ` +
+            `this config (a file passed with --policy-pack-config, to npm run plan and to pulumi preview/up --policy-pack policy):\n` +
+            `  ${namespaceFix(ns)}`,
+    };
+}

@@ -47,3 +47,20 @@ function isPinned(hostKey: unknown): boolean {
     }
     return (str(hostKey)?.trim() ?? "") !== "";
 }
+
+/**
+ * The cause of a message of this policy: the address or bastion without a pinned key. Every
+ * remote command of one node (or all behind one bastion) shares it, so the plan prints it once.
+ */
+export function sshHostKeyCause(message: string): { key: string; message: (names: string[]) => string } | undefined {
+    const m = /^remote command '[^']*' (connects to (\S+)|goes through bastion (\S+)) without a pinned SSH host key: (.*)$/s.exec(message);
+    if (!m) {
+        return undefined;
+    }
+    const [, , host, bastion, rest] = m;
+    const what = host !== undefined ? `connect to ${host}` : `go through bastion ${bastion}`;
+    return {
+        key: host !== undefined ? `host ${host}` : `bastion ${bastion}`,
+        message: (names) => `${names.length} remote commands (${names.join(", ")}) ${what} without a pinned SSH host key: ${rest}`,
+    };
+}

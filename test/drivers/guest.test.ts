@@ -294,7 +294,7 @@ before(async () => {
             }),
         ),
     );
-    applyManifests(path.join(out, "manifests"), kubectl);
+    applyManifests(out, kubectl);
     await timed("copy programs", () =>
         Promise.all(
             storages.map(async (s) => {

@@ -44,15 +44,21 @@ export function toolsEnv(): NodeJS.ProcessEnv {
     );
 }
 
+/** The manifests `npm run plan -- <stack> --out <dir>` wrote, in the apply order its index.txt gives. */
+export function manifestsInApplyOrder(out: string): string[] {
+    const index = fs.readFileSync(path.join(out, "index.txt"), "utf8");
+    return [...index.matchAll(/^ *\d+ {2}(manifests\/\S+)/gm)].map((m) => path.join(out, m[1]));
+}
+
 /**
  * Applies the manifests `npm run plan -- <stack> --out <dir>` wrote to <dir>/manifests, in the
- * order the program's dependencies give: namespaces and CRDs first (CRDs waited Established),
+ * order of its index (the program's dependencies): namespaces and CRDs first (CRDs waited Established),
  * then every other object; a NodePatch renders as a Node and is merged into the node as the
  * program's patch would (never applied: kubectl would take over the node's own labels from its
  * client-side apply and drop them).
  */
-export function applyManifests(manifests: string, kubectl: (args: string[]) => string): void {
-    const files = fs.readdirSync(manifests).sort().map((f) => path.join(manifests, f));
+export function applyManifests(out: string, kubectl: (args: string[]) => string): void {
+    const files = manifestsInApplyOrder(out);
     const first = files.filter((f) => /^kind: (Namespace|CustomResourceDefinition)$/m.test(fs.readFileSync(f, "utf8")));
     for (const f of first) {
         kubectl(["apply", "-f", f]);
@@ -141,7 +147,7 @@ export async function applyStackFile(sb: Sandbox, stackFile: string): Promise<vo
         ssh(cmd.create);
         sb.onStop(() => ssh(removeCopiesCommand([cmd.copy])));
     }
-    applyManifests(path.join(out, "manifests"), sb.kubectl);
+    applyManifests(out, sb.kubectl);
 }
 
 /**

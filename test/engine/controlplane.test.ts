@@ -128,7 +128,7 @@ for (const stack of ["dev", "prod"]) {
             sh(`npm run --silent plan -- ${stack} --out "${out}" >/dev/null`);
             const result = sh(`bash "${path.join(engineDir, "dry-run-apply.sh")}" "${dir}/kubeconfig" "${out}"`);
             const lines = result.trim().split("\n");
-            assert.equal(lines.length, fs.readdirSync(path.join(out, "manifests")).length);
+            assert.equal(lines.length, fs.readdirSync(path.join(out, "manifests"), { recursive: true }).filter((f) => String(f).endsWith(".yaml")).length);
             assert.ok(lines.every((l) => l.startsWith("ok ")), result);
         } finally {
             fs.rmSync(out, { recursive: true, force: true });

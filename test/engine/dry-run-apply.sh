@@ -20,8 +20,11 @@ manifest_dir() {
 kind_of() { sed -n 's/^kind: *//p' "$1" | head -n 1; }
 
 # Creates the Namespaces and CRDs for real, waiting until each CRD is served.
+# Every manifest below the directory (--out writes manifests/<namespace>/<kind>-<name>.yaml), sorted.
+manifests() { find "$dir" -name '*.yaml' -type f | LC_ALL=C sort; }
+
 create_prerequisites() {
-  for file in "$dir"/*.yaml; do
+  manifests | while IFS= read -r file; do
     case "$(kind_of "$file")" in
       Namespace|CustomResourceDefinition)
         kubectl --kubeconfig "$kubeconfig" apply -f "$file" >/dev/null ||
@@ -33,11 +36,11 @@ create_prerequisites() {
 
 dry_run_each() {
   rejected=0
-  for file in "$dir"/*.yaml; do
+  for file in $(manifests); do
     if out=$(kubectl --kubeconfig "$kubeconfig" apply --dry-run=server -f "$file" 2>&1); then
-      echo "ok $(basename "$file")"
+      echo "ok ${file#"$dir"/}"
     else
-      echo "rejected $(basename "$file"): $(echo "$out" | tr '\n' ' ')"
+      echo "rejected ${file#"$dir"/}: $(echo "$out" | tr '\n' ' ')"
       rejected=$((rejected + 1))
     fi
   done
@@ -49,7 +52,7 @@ main() {
   kubeconfig=$1
   dir=$(manifest_dir "$2")
   [ -f "$kubeconfig" ] || die "no kubeconfig at $kubeconfig"
-  ls "$dir"/*.yaml >/dev/null 2>&1 || die "no manifests (*.yaml) in $dir"
+  [ -n "$(manifests)" ] || die "no manifests (*.yaml) in $dir"
   create_prerequisites
   dry_run_each
 }

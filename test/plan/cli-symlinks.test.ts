@@ -88,15 +88,16 @@ describe("npm run plan: symbolic links", () => {
 
     test("a link in place of an output file is replaced by the file; its target is never written", async () => {
         const out = path.join(dir, "out-files");
-        fs.mkdirSync(path.join(out, "node-commands"), { recursive: true });
+        assert.equal((await plan(stack, "--out", out)).code, 0);
         const planted = path.join(out, "node-commands", "local-fast-node1-disks.create.sh");
+        fs.rmSync(planted);
         fs.symlinkSync(victim, planted);
         const before = fs.readFileSync(victim, "utf8");
-        const r = await plan(stack, "--out", out);
+        const r = await plan(stack, "--out", out, "--force");
         assert.equal(r.code, 0, r.stderr);
         assert.equal(fs.readFileSync(victim, "utf8"), before);
         assert.ok(fs.lstatSync(planted).isFile());
-        assert.match(fs.readFileSync(planted, "utf8"), /^#!\/bin\/sh\n# create of local-fast-node1-disks\n/);
+        assert.match(fs.readFileSync(planted, "utf8"), /^#!\/bin\/sh\n# local-fast-node1-disks: create\n/);
         assert.deepEqual(fs.readdirSync(path.join(out, "node-commands")).filter((f) => f.endsWith(".tmp")), []);
     });
 });

@@ -38,7 +38,10 @@ describe("npm run plan --diff: a namespace move", () => {
         const sc = at(/^\+- replace \(delete first\) shared-fs-storageclass +StorageClass shared-fs /);
         assert.ok(sc >= 0, r.stdout);
         assert.equal(lines[sc + 1], secretNote);
-        assert.match(r.stdout, /- \[mandatory\] +storage-privileged-namespace +\(kubernetes:core\/v1:Namespace: namespace\)\n.*\n {10}Namespace 'storage-system' admits privileged pods/);
+        // One violation for the move (the Namespace and every privileged workload), with the fix once.
+        assert.equal(lines.filter((l) => /^ {8}- \[mandatory\] +storage-privileged-namespace /.test(l)).length, 1, r.stdout);
+        assert.match(r.stdout, /- \[mandatory\] +storage-privileged-namespace +\(kubernetes:core\/v1:Namespace: namespace; kubernetes:apps\/v1:DaemonSet: .*\)\n.*\n {10}\d+ resources \(namespace, .*\) put privileged pods in namespace 'storage-system', but the storage namespace of this pack is 'zcloud-storage'\./);
+        assert.ok(lines.includes('            {"storage-privileged-namespace":{"namespace":"storage-system"}}'), r.stdout);
     });
 
     test("passes once the pack's config names the new namespace; the notes stay", async () => {

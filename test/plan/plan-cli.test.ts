@@ -76,9 +76,7 @@ describe("npm run plan", () => {
         const out = path.join(dir, "out");
         const r = await plan(twoNodes, "--out", out);
         assert.equal(r.code, 0, r.stderr);
-        const manifests = fs.readdirSync(path.join(out, "manifests"));
-        assert.ok(manifests.some((f) => f.endsWith("-local-fast-storageclass.yaml")));
-        const sc = yaml.load(fs.readFileSync(path.join(out, "manifests", manifests.find((f) => f.endsWith("-local-fast-storageclass.yaml"))!), "utf8")) as any;
+        const sc = yaml.load(fs.readFileSync(path.join(out, "manifests", "_cluster", "storageclass-local-fast.yaml"), "utf8")) as any;
         assert.equal(sc.kind, "StorageClass");
         assert.equal(sc.apiVersion, "storage.k8s.io/v1");
         const commands = fs.readdirSync(path.join(out, "node-commands")).sort();

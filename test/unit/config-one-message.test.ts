@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { formatIssue } from "../../components/config/errors";
+import { acceptKeyscanLines, keyscanHostPart } from "../../components/config/hostKeys";
+import { parseStackConfig } from "../../components/config/parse";
+
+// One message per mistake: a typo or a pasted ssh-keyscan line is reported once, by itself.
+const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
+const nodes = { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12", port: 2222 } };
+const lvm = [{ name: "a", hosts: { node1: ["/dev/sdb"] } }];
+const errorsOf = (values: Record<string, unknown>) => parseStackConfig(values).errors.map(formatIssue);
+
+describe("config: a typo under ssh is its only error", () => {
+    test("ssh.usr: the did-you-mean, and no 'ssh: is required'", () => {
+        assert.deepEqual(errorsOf({ ssh: { usr: "root", privateKey: "k", hostKeys: { node1: key } }, nodes, lvm }), [
+            'ssh.usr: unknown key; did you mean "user"? (known keys: user, port, privateKey, hostKeys, bastion)',
+        ]);
+    });
+    test("a missing privateKey is reported at ssh.privateKey, once", () => {
+        assert.deepEqual(errorsOf({ ssh: { user: "root", hostKeys: { node1: key } }, nodes, lvm }).length, 1);
+        assert.match(errorsOf({ ssh: { user: "root", hostKeys: { node1: key } }, nodes, lvm })[0], /^ssh\.privateKey: /);
+    });
+    test("no ssh key at all still says ssh is required", () => {
+        assert.deepEqual(errorsOf({ nodes, lvm }), [
+            "ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key",
+        ]);
+    });
+});
+
+describe("config: a pasted ssh-keyscan line", () => {
+    test("with the node's address, its name or [address]:port: accepted, the key pinned without the host", () => {
+        for (const [node, host] of [["node1", "10.0.0.11"], ["node1", "node1"], ["node2", "[10.0.0.12]:2222"], ["node1", "node1,10.0.0.11"]]) {
+            const r = parseStackConfig({ ssh: { privateKey: "k", hostKeys: { [node]: `${host} ${key}` } }, nodes, lvm });
+            assert.deepEqual(r.errors, [], host);
+            assert.equal(r.model!.ssh!.hostKeys[node], key, host);
+        }
+    });
+    test("naming another host: one message saying exactly what to drop", () => {
+        assert.deepEqual(errorsOf({ ssh: { privateKey: "k", hostKeys: { node1: `10.0.0.99 ${key}` } }, nodes, lvm }), [
+            'ssh.hostKeys.node1: starts with the host "10.0.0.99" (as ssh-keyscan prints it), which is not node1 or 10.0.0.11; drop "10.0.0.99 " and keep "ssh-ed25519 AAAAC3NzaC1l...", after checking the key is this host\'s',
+        ]);
+    });
+    test("the bastion's key line with the bastion host: accepted", () => {
+        const r = parseStackConfig({ ssh: { privateKey: "k", hostKeys: { node1: key }, bastion: { host: "jump.example", user: "ops", hostKey: `jump.example ${key}` } }, nodes, lvm });
+        assert.deepEqual(r.errors, []);
+        assert.equal(r.model!.ssh!.bastion!.hostKey, key);
+    });
+    test("a plain key or no key line at all is left to the format check", () => {
+        assert.equal(keyscanHostPart(key), undefined);
+        assert.equal(keyscanHostPart("node1 AAAA"), undefined);
+        assert.deepEqual(keyscanHostPart(`node1 ${key} comment`), { host: "node1", key: `${key} comment` });
+        const raw = { privateKey: "k", hostKeys: { node1: `node1 ${key}` } };
+        acceptKeyscanLines(raw, nodes);
+        assert.equal(raw.hostKeys.node1, `node1 ${key}`, "the input is not changed");
+    });
+});
+
+describe("config: a misspelt key is reported once, not also as the key it stands for", () => {
+    test("nodes.n1.adress: unknown with its did-you-mean, no 'nodes.n1.address: is required'", () => {
+        assert.deepEqual(errorsOf({ ssh: { privateKey: "k", hostKeys: { node1: key } }, nodes: { node1: { adress: "10.0.0.11" } }, lvm }), [
+            'nodes.node1.adress: unknown key; did you mean "address"? (known keys: address, port, user)',
+        ]);
+    });
+    test("a node name with dots, and a list item: the same", () => {
+        assert.deepEqual(errorsOf({ nodes: { "n1.example.com": { adress: "10.0.0.11" } }, nfs: [{ name: "n", sever: "10.0.0.9", path: "/x" }] }), [
+            'nodes.n1.example.com.adress: unknown key; did you mean "address"? (known keys: address, port, user)',
+            'nfs[0].sever: unknown key; did you mean "server"? (known keys: name, default, server, path, onDelete, mountOptions)',
+        ]);
+    });
+    test("a key missing with no misspelling near it is still required", () => {
+        assert.deepEqual(errorsOf({ nodes: { node1: { port: 22 } } }), ["nodes.node1.address: is required"]);
+    });
+});
