@@ -628,9 +628,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // The planned delete of osd.1's drain resource, run where `pulumi up` runs, with a
         // kubectl that plays the API server (fake-kubectl.sh): `exec` runs in the cluster's
         // namespace with the admin container's env; scale/wait stop the OSD workload's daemon.
-        // Before: keep osd.1's label block to put back later (stand-in for v19's copies below).
+        // Before: keep osd.1's label block to put back later (stand-in for the copies below).
         const labelBlock = path.join(c.tmp, "scratch", "osd1-label");
         ok(await c.exec(["dd", `if=${devices.b}`, `of=${labelBlock}`, "bs=4096", "count=1", "status=none"]));
+        // Ceph 20 keeps a copy of the label at 1 GiB on this 3 GiB device (what zap must clear too)
+        const osd1Label = JSON.parse(ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b])).stdout)[devices.b];
+        assert.deepEqual(osd1Label.locations, ["0x0", "0x40000000"]);
         // bound to its cluster: the same delete carrying another fsid refuses in the admin pod
         // before reading the label, and changes nothing
         const otherFsid = "00000000-0000-4000-8000-000000000000";
@@ -720,8 +723,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         let label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
         assert.notEqual(label.code, 0, "no bluestore label left");
 
-        // v19 keeps label copies (at 1 GiB on this 3 GiB device; 16.2 writes none): with the old
-        // label put back and a stand-in copy, zap (the drain script the plan ships) clears both
+        // with the old label put back and a stand-in copy at 1 GiB, zap (the drain script the
+        // plan ships) clears both
         ok(await c.exec(["dd", `if=${labelBlock}`, `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
         ok(await c.exec(["dd", "if=/dev/urandom", `of=${devices.b}`, "bs=4096", "seek=262144", "count=1", "conv=notrunc", "status=none"]));
         const inAdmin = (...args: string[]) => c.exec(["/bin/sh", "-c", drainScript, "ceph-osd-drain", ...args, "--fsid", c.fsid], { record: true });
@@ -729,7 +732,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.match(zap.stdout, new RegExp(`zcloud: ${devices.b}: zapped \\(label of purged osd\\.1, uuid [0-9a-f-]{36}, erased\\)`));
         label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
         assert.notEqual(label.code, 0, "no bluestore label left");
-        // where v19 BlueStore keeps a label copy (1 GiB on this 3 GiB device): zeroed as well
+        // where BlueStore keeps a label copy (1 GiB on this 3 GiB device): zeroed as well
         const copy = ok(await c.exec(["sh", "-c", 'dd if="$1" bs=4096 skip=262144 count=1 status=none | od -An -v -tx1 | tr -d " \n0"', "read", devices.b]));
         assert.equal(copy.stdout, "", "4 KiB at 1 GiB are zero");
         // re-runs are no-ops: the scripts, and the whole planned drain again
