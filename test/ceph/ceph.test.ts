@@ -62,8 +62,12 @@ function osdAction(c: PlannedContainer, action: string): PlannedContainer {
     assert.deepEqual(c.command.slice(0, 3), ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run"], `${c.id}: sh <scripts volume>/ceph-osd.sh run ...`);
     return { ...c, command: [...c.command.slice(0, 2), action, ...c.command.slice(3)] };
 }
-/** Health checks this single-host test cluster may show at the end: none. */
-const ALLOWED_HEALTH_CHECKS = new Set<string>();
+/**
+ * Health checks this single-host test cluster may show at the end: Ceph 20's reports of the
+ * program's AES-128 keys (allowed in the monmap and ceph.conf until the program makes AES-256
+ * keys), nothing else.
+ */
+const ALLOWED_HEALTH_CHECKS = new Set<string>(["AUTH_INSECURE_CLIENT_KEY_TYPE", "AUTH_INSECURE_KEYS_ALLOWED", "AUTH_INSECURE_KEYS_CREATABLE"]);
 
 
 function show(r: RunResult): string {
@@ -818,9 +822,17 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     });
 
     it("no key ever appears in what the scripts and daemons printed", () => {
-        const logs = [path.join(c.tmp, "log"), path.join(c.tmp, "varlog")].flatMap((d) => fs.readdirSync(d).map((f) => path.join(d, f)));
-        const printed = c.transcript.join("\n") + logs.map((f) => fs.readFileSync(f, "utf8")).join("\n");
-        for (const k of KEY_NAMES) assert.ok(!printed.includes(c.key(k)), `key ${k} leaked into output`);
-        assert.doesNotMatch(printed, /AQ[A-Za-z0-9+/]{38}==/, "no key-shaped string in output");
+        const read = (d: string) => fs.readdirSync(d).map((f) => fs.readFileSync(path.join(d, f), "utf8")).join("\n");
+        // what the pods print (their logs) and the scripts' output: no key of any shape
+        const printed = c.transcript.join("\n") + read(path.join(c.tmp, "log"));
+        // ceph-volume's own log file (/var/log/ceph in the container, not a volume: it goes with
+        // the pod) holds the new OSD's own key, as Ceph writes it; no Secret key is in it
+        const cephVolume = read(path.join(c.tmp, "varlog"));
+        for (const k of KEY_NAMES) {
+            assert.ok(!printed.includes(c.key(k)), `key ${k} leaked into output`);
+            assert.ok(!cephVolume.includes(c.key(k)), `key ${k} leaked into ceph-volume's log`);
+        }
+        // AES-128 (the program's, `AQ`) and AES-256 (Ceph 20's, `Ag`) keys
+        assert.doesNotMatch(printed, /AQ[A-Za-z0-9+/]{36}==|Ag[A-Za-z0-9+/]{57}=/, "no key-shaped string in output");
     });
 });

@@ -14,7 +14,8 @@ import { spawn, execFileSync, ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { cephNames } from "../../components/cephfs/cluster";
+import { randomBytes } from "node:crypto";
+import { cephKey, cephNames } from "../../components/cephfs/cluster";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
 import { tierRoot } from "./release";
@@ -140,14 +141,31 @@ export class CephTestCluster {
     private holder?: ChildProcess;
     private nsPid = 0;
 
-    private constructor(readonly tmp: string, readonly root: string) {}
+    /** Commands and daemons started from now on run from this root (undefined: `root`); see useRoot(). */
+    private inRoot?: string;
+
+    /**
+     * `root`: the namespace's root (the shipped release); `otherRoots`: other releases' chroots
+     * (an upgrade's), mounted in it at /mnt/zc-roots/<name> with the same mounts.
+     */
+    private constructor(readonly tmp: string, readonly root: string, readonly otherRoots: string[]) {}
+
+    /** Runs what starts from now on (commands, daemons) from another release's root; undefined: back to `root`. */
+    useRoot(root?: string): void {
+        if (root !== undefined && !this.otherRoots.includes(root)) throw new Error(`${root} is not one of this cluster's roots`);
+        this.inRoot = root;
+    }
+    /** argv run from the root in use: `chroot /mnt/zc-roots/<name>` in front for another release. */
+    private inUse(argv: string[]): string[] {
+        return this.inRoot === undefined ? argv : ["chroot", `/mnt/zc-roots/${path.basename(this.inRoot)}`, ...argv];
+    }
 
     get fsid(): string {
         return this.plan.fsid;
     }
     /** The mon's address: its Service ClusterIP from the plan, on the namespace's loopback. */
     get monIp(): string {
-        return this.plan.monIp;
+        return this.plan.monIps[this.monId];
     }
 
     get conf(): string {
@@ -303,13 +321,13 @@ export class CephTestCluster {
     }
 
     /** The temp dir (loop devices can be made); boot() then starts the namespace. */
-    static create(root: string = tierRoot()): CephTestCluster {
-        const missing = missingInRoot(root);
-        if (missing.length > 0) throw new Error(`Ceph tier: the chroot ${root} lacks ${missing.join(", ")}`);
+    static create(root: string = tierRoot(), otherRoots: string[] = []): CephTestCluster {
+        const missing = [root, ...otherRoots].flatMap(missingInRoot);
+        if (missing.length > 0) throw new Error(`Ceph tier: the chroots lack ${missing.join(", ")}`);
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ceph-"));
         fs.chmodSync(tmp, 0o755);
         for (const d of ["etc", "data", "varlog", "log", "run", "mnt", "scratch", "img", "udev", "udev/data"]) fs.mkdirSync(path.join(tmp, d));
-        return new CephTestCluster(tmp, root);
+        return new CephTestCluster(tmp, root, otherRoots);
     }
 
     /**
@@ -343,8 +361,9 @@ export class CephTestCluster {
         await this.startHolder();
     }
 
+    /** A key as the program makes it (cephKey: AES-128, `AQ...==`; Ceph 20's authtool would make AES-256 ones). */
     genKey(): string {
-        return execFileSync("chroot", [this.root, "ceph-authtool", "--gen-print-key"], { encoding: "utf8" }).trim();
+        return cephKey(randomBytes(16).toString("base64"));
     }
     writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);
@@ -368,7 +387,7 @@ export class CephTestCluster {
 
     private async startHolder(): Promise<void> {
         const script = path.join(__dirname, "ns-holder.sh");
-        const holder = spawn("bash", [script, this.tmp, String(process.pid), this.root, this.monIp, ...this.moreMonIps], { stdio: ["ignore", "pipe", "pipe"] });
+        const holder = spawn("bash", [script, this.tmp, String(process.pid), [this.root, ...this.otherRoots].join(":"), this.monIp, ...this.moreMonIps], { stdio: ["ignore", "pipe", "pipe"] });
         this.holder = holder;
         let out = "";
         holder.stdout!.on("data", (d) => (out += String(d)));
@@ -419,7 +438,7 @@ export class CephTestCluster {
         const started = Date.now();
         this.udevData();
         return new Promise((resolve, reject) => {
-            const child = spawn("nsenter", [...this.nsenter, ...argv], {
+            const child = spawn("nsenter", [...this.nsenter, ...this.inUse(argv)], {
                 env: opts.env ?? this.env(),
                 stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
             });
@@ -471,7 +490,7 @@ export class CephTestCluster {
         if (this.daemons.has(name)) throw new Error(`${name} is already running`);
         this.udevData();
         const fd = fs.openSync(path.join(this.tmp, "log", `${name}.out`), "a");
-        const child = spawn("nsenter", [...this.nsenter, ...argv], {
+        const child = spawn("nsenter", [...this.nsenter, ...this.inUse(argv)], {
             env,
             stdio: ["ignore", fd, fd],
         });

@@ -1,7 +1,7 @@
 #!/bin/bash
 # shellcheck disable=SC2016 # the inner scripts expand their own arguments
-# ns-holder.sh <tmp> <watch-pid> <root> <mon-ip>...: the private world of one Ceph test cluster, and
-# its teardown.
+# ns-holder.sh <tmp> <watch-pid> <root>[:<other-root>...] <mon-ip>...: the private world of one
+# Ceph test cluster, and its teardown.
 #
 # Starts a process in a new private mount and network namespace, chrooted into <root> (the tier's
 # Ceph release, test/ceph/build-chroot.sh), in which the host's /dev and /sys, a /proc of its
@@ -18,40 +18,65 @@ set -u
 
 tmp=$1
 watch=$2
-root=${3:-}
+roots=${3:-}
+root=${roots%%:*}
 if [ ! -d "$tmp" ] || [ -z "$watch" ] || [ ! -e "$root/.done" ] || [ -z "${4:-}" ]; then
-    echo "usage: ns-holder.sh <tmp> <watch-pid> <root> <mon-ip>... (root: a complete chroot)" >&2
+    echo "usage: ns-holder.sh <tmp> <watch-pid> <root>[:<other-root>...] <mon-ip>... (roots: complete chroots)" >&2
     exit 2
 fi
 shift 3
 
-# The mounts are the namespace's own: the chroot directory itself is never changed (the mount
-# points exist in it: /dev, /proc, /sys, /run, /tmp, /var/lib/ceph, /var/log/ceph).
+# The mounts are the namespace's own: a chroot directory itself is never changed (the mount
+# points exist in it: /dev, /proc, /sys, /run, /tmp, /mnt, /var/lib/ceph, /var/log/ceph). Other
+# roots (another Ceph release, for an upgrade) are at /mnt/zc-roots/<name> in the first, with
+# the same mounts and its /run and /tmp.
 unshare --mount --net --propagation private -- bash -c '
     set -e
     t=$1
-    r=$2
+    roots=$2
     shift 2
-    # The root a mount point of its own, so that a pod'"'"'s `unshare --propagation` works inside.
-    mount --bind "$r" "$r"
-    mount --rbind /dev "$r/dev"
-    mount -t proc proc "$r/proc"
-    mount --rbind /sys "$r/sys"
+    r=${roots%%:*}
+    # world ROOT: ROOT a mount point of its own (so that a pod'"'"'s `unshare --propagation` works
+    # inside) with the host'"'"'s /dev and /sys, its own /proc, <tmp> at its path, the data dirs.
+    world() {
+        mount --bind "$1" "$1"
+        mount --rbind /dev "$1/dev"
+        mount -t proc proc "$1/proc"
+        mount --rbind /sys "$1/sys"
+    }
+    # dirs ROOT: <tmp>, /var/lib/ceph and /var/log/ceph (after /tmp is in place).
+    dirs() {
+        mkdir -p "$1$t"
+        mount --bind "$t" "$1$t"
+        mount --bind "$t/data" "$1/var/lib/ceph"
+        mount --bind "$t/varlog" "$1/var/log/ceph"
+    }
+    world "$r"
     mount -t tmpfs zc-run "$r/run"
     # The node'"'"'s udev database (ceph-volume 20 reads /run/udev/data/b<major>:<minor> of every
     # block device): the host'"'"'s when udevd runs here, else the test'"'"'s stand-in <tmp>/udev.
     mkdir -p "$r/run/udev"
     if [ -d /run/udev/data ]; then mount --bind /run/udev "$r/run/udev"; else mount --bind "$t/udev" "$r/run/udev"; fi
     mount -t tmpfs zc-tmp "$r/tmp"
-    mkdir -p "$r$t"
-    mount --bind "$t" "$r$t"
-    mount --bind "$t/data" "$r/var/lib/ceph"
-    mount --bind "$t/varlog" "$r/var/log/ceph"
+    dirs "$r"
+    others=${roots#"$r"}
+    if [ -n "$others" ]; then
+        mount -t tmpfs zc-roots "$r/mnt"
+        for x in $(echo "${others#:}" | tr ":" " "); do
+            y="$r/mnt/zc-roots/$(basename "$x")"
+            mkdir -p "$y"
+            mount --bind "$x" "$y"
+            world "$y"
+            mount --rbind "$r/run" "$y/run"
+            mount --rbind "$r/tmp" "$y/tmp"
+            dirs "$y"
+        done
+    fi
     ip link set lo up
     for ip in "$@"; do ip addr add "$ip/32" dev lo; done
     echo ready >"$t/ns-ready"
     exec chroot "$r" sleep 7200
-' ns-holder "$tmp" "$root" "$@" &
+' ns-holder "$tmp" "$roots" "$@" &
 nspid=$!
 
 for _ in $(seq 1 50); do

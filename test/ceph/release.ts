@@ -17,6 +17,9 @@ export interface TierRelease {
 /** The shipped release (quay.io/ceph/ceph:v20.2.4): Debian sid's ceph 20.2.4. */
 export const TIER_RELEASE: TierRelease = { suite: "sid", version: "20.2.4" };
 
+/** The release an upgrade starts from (test/ceph/upgrade.test.ts): Debian trixie's Reef 18.2.7. */
+export const UPGRADE_FROM: TierRelease = { suite: "trixie", version: "18.2.7" };
+
 /** X.Y.Z of a Ceph image reference `.../ceph:vX.Y.Z` (a digest after the tag is allowed). */
 export function imageCephVersion(image: string): string {
     const m = /:v(\d+\.\d+\.\d+)(@sha256:[0-9a-f]{64})?$/.exec(image);

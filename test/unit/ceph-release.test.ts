@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { images } from "../../components/images";
-import { imageCephVersion, TIER_RELEASE, versionOutputVersion } from "../ceph/release";
+import { imageCephVersion, TIER_RELEASE, UPGRADE_FROM, versionOutputVersion } from "../ceph/release";
 
 describe("ceph release", () => {
     test("the shipped image and the ceph tier run the same X.Y.Z (Tentacle 20.2.4)", () => {
@@ -16,10 +16,15 @@ describe("ceph release", () => {
         assert.equal(images.ceph, "quay.io/ceph/ceph:v20.2.4");
     });
 
-    test("test/setup builds the tier's chroot at that suite and version", () => {
+    test("the upgrade test starts from the release before: Reef 18.2.7 (Debian trixie)", () => {
+        assert.deepEqual(UPGRADE_FROM, { suite: "trixie", version: "18.2.7" });
+        assert.ok(Number(UPGRADE_FROM.version.split(".")[0]) < Number(TIER_RELEASE.version.split(".")[0]));
+    });
+
+    test("test/setup builds the tier's chroots at those suites and versions", () => {
         const setup = readFileSync(join(__dirname, "..", "setup"), "utf8");
         const builds = [...setup.matchAll(/^bash test\/ceph\/build-chroot\.sh (\S+) (\S+)$/gm)].map((m) => ({ suite: m[1], version: m[2] }));
-        assert.deepEqual(builds, [TIER_RELEASE]);
+        assert.deepEqual(builds, [TIER_RELEASE, UPGRADE_FROM]);
     });
 
     test("imageCephVersion reads vX.Y.Z, with or without a digest, and refuses anything else", () => {
