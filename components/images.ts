@@ -11,8 +11,11 @@ export const images = {
     nfsResizer: "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
     nfsLivenessProbe: "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
     nfsNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
-    /** Ceph Squid, latest v19.2 release: mon, mgr, mds, osd and the admin tools. */
-    ceph: "quay.io/ceph/ceph:v19.2.4",
+    /**
+     * Ceph Tentacle 20.2.4: mon, mgr, mds, osd and the admin tools. The release ceph-csi v3.17.1
+     * is built on and the Ceph tier runs (test/ceph/release.ts; docs/cephfs.md, "Ceph release").
+     */
+    ceph: "quay.io/ceph/ceph:v20.2.4",
     /** ceph-csi v3.17.1 (CephFS) and the sidecar versions its v3.17 deployment uses. */
     cephCsi: "quay.io/cephcsi/cephcsi:v3.17.1",
     cephCsiProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",

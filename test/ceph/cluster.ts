@@ -1,6 +1,7 @@
 /**
  * A one-host Ceph test cluster, brought up by the commands the program renders (test/ceph/planned.ts)
- * from Debian's ceph packages, in a temp dir and a private mount and network namespace.
+ * from Debian's ceph packages at the shipped image's release (a chroot, test/ceph/release.ts), in a
+ * temp dir and a private mount and network namespace.
  *
  * The namespace (test/ceph/ns-holder.sh) maps <tmp>/data to /var/lib/ceph and <tmp>/varlog to
  * /var/log/ceph, because ceph-volume hard-codes those paths, and has its own loopback carrying
@@ -13,17 +14,22 @@ import { spawn, execFileSync, ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { cephNames } from "../../components/cephfs/cluster";
+import { randomBytes } from "node:crypto";
+import { cephKey, cephNames } from "../../components/cephfs/cluster";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
+import { tierRoot } from "./release";
 
+/** What the tier runs inside its chroot (test/ceph/build-chroot.sh installs them). */
 export const CEPH_BINARIES = [
     "ceph", "ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-volume", "ceph-fuse", "ceph-conf",
-    "ceph-authtool", "ceph-bluestore-tool", "monmaptool", "udevadm", "unshare", "nsenter", "losetup",
-    "wipefs", "blkid", "mkfs.ext4", "ip",
+    "ceph-authtool", "ceph-bluestore-tool", "monmaptool", "udevadm", "unshare", "losetup",
+    "wipefs", "blkid", "mkfs.ext4",
 ];
-/** Debian packages CI must install for this tier (ceph-volume ships in ceph-osd). */
-export const CEPH_APT_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-fuse", "ceph-common", "udev", "e2fsprogs", "iproute2"];
+/** What the tier runs on the host: the namespace, loop devices, the chroot's build. */
+export const HOST_BINARIES = ["unshare", "nsenter", "losetup", "ip", "chroot", "debootstrap"];
+/** Debian packages (bookworm) the host needs for this tier; Ceph itself is in the chroot. */
+export const CEPH_APT_PACKAGES = ["debootstrap", "util-linux", "iproute2"];
 
 /** Keys the program would generate and hand over in Secrets (file name = Secret key). */
 export const KEY_NAMES = ["admin", "mon", "bootstrap-osd", "csi"] as const;
@@ -41,14 +47,29 @@ export function missingPrerequisites(): string[] {
     const missing: string[] = [];
     if (process.getuid?.() !== 0) missing.push("root");
     const dirs = (process.env.PATH ?? "").split(":").concat(["/usr/sbin", "/sbin"]);
-    for (const bin of CEPH_BINARIES) {
+    for (const bin of HOST_BINARIES) {
         if (!dirs.some((d) => d && fs.existsSync(path.join(d, bin)))) missing.push(bin);
-    }
-    for (const dir of ["/var/lib/ceph", "/var/log/ceph"]) {
-        if (!fs.existsSync(dir)) missing.push(dir);
     }
     if (!fs.existsSync("/dev/fuse")) missing.push("/dev/fuse");
     return missing;
+}
+
+/** What the chroot lacks of the tier's binaries and directories (the build's package list is short of them). */
+export function missingInRoot(root: string): string[] {
+    const dirs = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"];
+    const missing = CEPH_BINARIES.filter((bin) => !dirs.some((d) => fs.existsSync(path.join(root, d, bin))));
+    for (const dir of ["/var/lib/ceph", "/var/log/ceph", "/dev", "/proc", "/sys", "/run", "/tmp"]) {
+        if (!fs.existsSync(path.join(root, dir))) missing.push(`${root}${dir}`);
+    }
+    return missing;
+}
+
+/** uid and gid of `ceph` in the chroot's /etc/passwd (Debian's is not the Ceph image's 167). */
+export function cephIds(root: string): { uid: number; gid: number } {
+    const line = fs.readFileSync(path.join(root, "etc", "passwd"), "utf8").split("\n").find((l) => l.startsWith("ceph:"));
+    if (!line) throw new Error(`${root}: no ceph user in /etc/passwd`);
+    const [, , uid, gid] = line.split(":");
+    return { uid: Number(uid), gid: Number(gid) };
 }
 
 export function sleep(ms: number): Promise<void> {
@@ -120,14 +141,31 @@ export class CephTestCluster {
     private holder?: ChildProcess;
     private nsPid = 0;
 
-    private constructor(readonly tmp: string) {}
+    /** Commands and daemons started from now on run from this root (undefined: `root`); see useRoot(). */
+    private inRoot?: string;
+
+    /**
+     * `root`: the namespace's root (the shipped release); `otherRoots`: other releases' chroots
+     * (an upgrade's), mounted in it at /mnt/zc-roots/<name> with the same mounts.
+     */
+    private constructor(readonly tmp: string, readonly root: string, readonly otherRoots: string[]) {}
+
+    /** Runs what starts from now on (commands, daemons) from another release's root; undefined: back to `root`. */
+    useRoot(root?: string): void {
+        if (root !== undefined && !this.otherRoots.includes(root)) throw new Error(`${root} is not one of this cluster's roots`);
+        this.inRoot = root;
+    }
+    /** argv run from the root in use: `chroot /mnt/zc-roots/<name>` in front for another release. */
+    private inUse(argv: string[]): string[] {
+        return this.inRoot === undefined ? argv : ["chroot", `/mnt/zc-roots/${path.basename(this.inRoot)}`, ...argv];
+    }
 
     get fsid(): string {
         return this.plan.fsid;
     }
     /** The mon's address: its Service ClusterIP from the plan, on the namespace's loopback. */
     get monIp(): string {
-        return this.plan.monIp;
+        return this.plan.monIps[this.monId];
     }
 
     get conf(): string {
@@ -283,11 +321,13 @@ export class CephTestCluster {
     }
 
     /** The temp dir (loop devices can be made); boot() then starts the namespace. */
-    static create(): CephTestCluster {
+    static create(root: string = tierRoot(), otherRoots: string[] = []): CephTestCluster {
+        const missing = [root, ...otherRoots].flatMap(missingInRoot);
+        if (missing.length > 0) throw new Error(`Ceph tier: the chroots lack ${missing.join(", ")}`);
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ceph-"));
         fs.chmodSync(tmp, 0o755);
-        for (const d of ["etc", "data", "varlog", "log", "run", "mnt", "scratch", "img"]) fs.mkdirSync(path.join(tmp, d));
-        return new CephTestCluster(tmp);
+        for (const d of ["etc", "data", "varlog", "log", "run", "mnt", "scratch", "img", "udev", "udev/data"]) fs.mkdirSync(path.join(tmp, d));
+        return new CephTestCluster(tmp, root, otherRoots);
     }
 
     /**
@@ -305,7 +345,8 @@ export class CephTestCluster {
         fs.mkdirSync(path.join(this.tmp, "keys"), { mode: 0o700 });
         fs.mkdirSync(path.join(this.tmp, "osd-keys"), { mode: 0o700 });
         fs.chmodSync(path.join(this.tmp, "scratch"), 0o700);
-        for (const d of ["data", "varlog", "log", "run"]) execFileSync("chown", ["ceph:ceph", path.join(this.tmp, d)]);
+        const { uid, gid } = cephIds(this.root);
+        for (const d of ["data", "varlog", "log", "run"]) fs.chownSync(path.join(this.tmp, d), uid, gid);
         // As the Secrets mount them: one file per key, the volume's defaultMode.
         const mode = (secret: string) => {
             const vols = [this.adminContainer, this.plan.container(this.osdWorkloads()[0], "osd")].flatMap((c) => c.volumes);
@@ -320,8 +361,9 @@ export class CephTestCluster {
         await this.startHolder();
     }
 
+    /** A key as the program makes it (cephKey: AES-128, `AQ...==`; Ceph 20's authtool would make AES-256 ones). */
     genKey(): string {
-        return execFileSync("ceph-authtool", ["--gen-print-key"], { encoding: "utf8" }).trim();
+        return cephKey(randomBytes(16).toString("base64"));
     }
     writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);
@@ -345,7 +387,7 @@ export class CephTestCluster {
 
     private async startHolder(): Promise<void> {
         const script = path.join(__dirname, "ns-holder.sh");
-        const holder = spawn("bash", [script, this.tmp, String(process.pid), this.monIp, ...this.moreMonIps], { stdio: ["ignore", "pipe", "pipe"] });
+        const holder = spawn("bash", [script, this.tmp, String(process.pid), [this.root, ...this.otherRoots].join(":"), this.monIp, ...this.moreMonIps], { stdio: ["ignore", "pipe", "pipe"] });
         this.holder = holder;
         let out = "";
         holder.stdout!.on("data", (d) => (out += String(d)));
@@ -358,16 +400,45 @@ export class CephTestCluster {
         }, 100);
     }
 
-    /** The namespace holder's pid (mount + network namespace), for nsenter. */
+    /**
+     * The node's udev database where no udevd runs on this host: ceph-volume 20 refuses any
+     * device without /run/udev/data/b<major>:<minor>, and it lists every block device. Each
+     * device gets the file udevd would write with the kernel's properties (its uevent) and no
+     * rule results; written before every command, so loop devices made since are in it.
+     */
+    private udevData(): void {
+        if (fs.existsSync("/run/udev/data")) return;
+        for (const dev of fs.readdirSync("/sys/class/block")) {
+            const sys = path.join("/sys/class/block", dev);
+            let uevent: string;
+            try {
+                uevent = fs.readFileSync(path.join(sys, "uevent"), "utf8");
+            } catch {
+                continue; // gone since the listing
+            }
+            const major = /^MAJOR=(\d+)$/m.exec(uevent)?.[1];
+            const minor = /^MINOR=(\d+)$/m.exec(uevent)?.[1];
+            if (major === undefined || minor === undefined) continue;
+            const lines = uevent.split("\n").filter((l) => l.includes("=")).map((l) => `E:${l}`);
+            fs.writeFileSync(path.join(this.tmp, "udev", "data", `b${major}:${minor}`), lines.join("\n") + "\n");
+        }
+    }
+
+    /** The namespace holder's pid (mount + network namespace, chrooted), for nsenter. */
     get nsTarget(): number {
         return this.nsPid;
+    }
+    /** nsenter's argv up to the command: the namespaces and root (the chroot) of the holder. */
+    private get nsenter(): string[] {
+        return ["-t", String(this.nsPid), "-m", "-n", "-r", "-w", "--"];
     }
 
     /** Runs argv inside the namespace, bounded; never throws on a non-zero exit. */
     exec(argv: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string; record?: boolean } = {}): Promise<RunResult> {
         const started = Date.now();
+        this.udevData();
         return new Promise((resolve, reject) => {
-            const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "-n", "--", ...argv], {
+            const child = spawn("nsenter", [...this.nsenter, ...this.inUse(argv)], {
                 env: opts.env ?? this.env(),
                 stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
             });
@@ -417,8 +488,9 @@ export class CephTestCluster {
     /** Starts a long-running process in the namespace; its output goes to <tmp>/log/<name>.out. */
     daemon(name: string, argv: string[], env: NodeJS.ProcessEnv = this.env()): ChildProcess {
         if (this.daemons.has(name)) throw new Error(`${name} is already running`);
+        this.udevData();
         const fd = fs.openSync(path.join(this.tmp, "log", `${name}.out`), "a");
-        const child = spawn("nsenter", ["-t", String(this.nsPid), "-m", "-n", "--", ...argv], {
+        const child = spawn("nsenter", [...this.nsenter, ...this.inUse(argv)], {
             env,
             stdio: ["ignore", fd, fd],
         });

@@ -60,7 +60,7 @@ case "${1:-} ${2:-}" in
         [ "${1:-}" = "--" ] || die "exec without --"
         shift
         mapfile -t env_lines <"$ZCLOUD_TEST_ADMIN_ENV"
-        exec nsenter -t "$ZCLOUD_TEST_NSPID" -m -n -- env -i "${env_lines[@]}" "$@"
+        exec nsenter -t "$ZCLOUD_TEST_NSPID" -m -n -r -w -- env -i "${env_lines[@]}" "$@"
         ;;
     "get deployment")
         [ -e "$ZCLOUD_TEST_PODS/$3" ] && printf 'deployment.apps/%s\n' "$3"

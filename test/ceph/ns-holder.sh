@@ -1,10 +1,13 @@
 #!/bin/bash
 # shellcheck disable=SC2016 # the inner scripts expand their own arguments
-# ns-holder.sh <tmp> <watch-pid> <mon-ip>...: the private world of one Ceph test cluster, and its
-# teardown.
+# ns-holder.sh <tmp> <watch-pid> <root>[:<other-root>...] <mon-ip>...: the private world of one
+# Ceph test cluster, and its teardown.
 #
-# Starts a process in a new private mount and network namespace in which <tmp>/data is
-# /var/lib/ceph and <tmp>/varlog is /var/log/ceph (ceph-volume hard-codes both) and the loopback
+# Starts a process in a new private mount and network namespace, chrooted into <root> (the tier's
+# Ceph release, test/ceph/build-chroot.sh), in which the host's /dev and /sys, a /proc of its
+# own, /run/udev (the host's if udevd runs, else <tmp>/udev) and <tmp> (at the same path) are
+# visible, <tmp>/data is /var/lib/ceph and
+# <tmp>/varlog is /var/log/ceph (ceph-volume hard-codes both) and the loopback
 # also carries each <mon-ip> (the mon Services' ClusterIPs of the plans), prints `ns <pid>` once it is
 # ready, and stays until <watch-pid> exits or <tmp>/stop appears (or SIGTERM/SIGINT). Then it
 # tears everything down, whatever state the test left: every process in that namespace
@@ -15,23 +18,65 @@ set -u
 
 tmp=$1
 watch=$2
-if [ ! -d "$tmp" ] || [ -z "$watch" ] || [ -z "${3:-}" ]; then
-    echo "usage: ns-holder.sh <tmp> <watch-pid> <mon-ip>..." >&2
+roots=${3:-}
+root=${roots%%:*}
+if [ ! -d "$tmp" ] || [ -z "$watch" ] || [ ! -e "$root/.done" ] || [ -z "${4:-}" ]; then
+    echo "usage: ns-holder.sh <tmp> <watch-pid> <root>[:<other-root>...] <mon-ip>... (roots: complete chroots)" >&2
     exit 2
 fi
-shift 2
+shift 3
 
+# The mounts are the namespace's own: a chroot directory itself is never changed (the mount
+# points exist in it: /dev, /proc, /sys, /run, /tmp, /mnt, /var/lib/ceph, /var/log/ceph). Other
+# roots (another Ceph release, for an upgrade) are at /mnt/zc-roots/<name> in the first, with
+# the same mounts and its /run and /tmp.
 unshare --mount --net --propagation private -- bash -c '
     set -e
-    mount --bind "$1/data" /var/lib/ceph
-    mount --bind "$1/varlog" /var/log/ceph
-    ip link set lo up
     t=$1
-    shift
+    roots=$2
+    shift 2
+    r=${roots%%:*}
+    # world ROOT: ROOT a mount point of its own (so that a pod'"'"'s `unshare --propagation` works
+    # inside) with the host'"'"'s /dev and /sys, its own /proc, <tmp> at its path, the data dirs.
+    world() {
+        mount --bind "$1" "$1"
+        mount --rbind /dev "$1/dev"
+        mount -t proc proc "$1/proc"
+        mount --rbind /sys "$1/sys"
+    }
+    # dirs ROOT: <tmp>, /var/lib/ceph and /var/log/ceph (after /tmp is in place).
+    dirs() {
+        mkdir -p "$1$t"
+        mount --bind "$t" "$1$t"
+        mount --bind "$t/data" "$1/var/lib/ceph"
+        mount --bind "$t/varlog" "$1/var/log/ceph"
+    }
+    world "$r"
+    mount -t tmpfs zc-run "$r/run"
+    # The node'"'"'s udev database (ceph-volume 20 reads /run/udev/data/b<major>:<minor> of every
+    # block device): the host'"'"'s when udevd runs here, else the test'"'"'s stand-in <tmp>/udev.
+    mkdir -p "$r/run/udev"
+    if [ -d /run/udev/data ]; then mount --bind /run/udev "$r/run/udev"; else mount --bind "$t/udev" "$r/run/udev"; fi
+    mount -t tmpfs zc-tmp "$r/tmp"
+    dirs "$r"
+    others=${roots#"$r"}
+    if [ -n "$others" ]; then
+        mount -t tmpfs zc-roots "$r/mnt"
+        for x in $(echo "${others#:}" | tr ":" " "); do
+            y="$r/mnt/zc-roots/$(basename "$x")"
+            mkdir -p "$y"
+            mount --bind "$x" "$y"
+            world "$y"
+            mount --rbind "$r/run" "$y/run"
+            mount --rbind "$r/tmp" "$y/tmp"
+            dirs "$y"
+        done
+    fi
+    ip link set lo up
     for ip in "$@"; do ip addr add "$ip/32" dev lo; done
     echo ready >"$t/ns-ready"
-    exec sleep 7200
-' ns-holder "$tmp" "$@" &
+    exec chroot "$r" sleep 7200
+' ns-holder "$tmp" "$roots" "$@" &
 nspid=$!
 
 for _ in $(seq 1 50); do
@@ -54,7 +99,7 @@ teardown() {
     local pids loop
     # FUSE first, lazily: a stuck ceph-fuse must not keep readers hanging.
     if [ -e "/proc/$nspid" ]; then
-        nsenter -t "$nspid" -m -- sh -c '
+        nsenter -t "$nspid" -m -r -w -- sh -c '
             awk -v t="$1" '\''$2 ~ "^" t && $3 ~ /^fuse/ { print $2 }'\'' /proc/self/mounts |
                 while read -r m; do umount -l "$m" || true; done
         ' teardown "$tmp" 2>/dev/null || true

@@ -84,6 +84,11 @@ mi_monmap() {
         fi
     done
     set +f
+    # Ceph 20 monmaps name the ciphers the mons accept, aes256k only by default; the program's
+    # keys are AES-128 (`aes`): allow both (older monmaptool has no such option and takes aes).
+    if monmaptool --help 2>&1 | grep -q -e --auth-allowed-ciphers; then
+        set -- "$@" --auth-allowed-ciphers aes,aes256k
+    fi
     monmaptool "$@" >/dev/null || zc_fail "mon.$mi_id" "monmaptool could not build the monmap"
 }
 

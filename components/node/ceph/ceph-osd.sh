@@ -27,12 +27,16 @@ command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 od_usage="ceph-osd.sh prepare|activate|run --device <dev> --host <crush-host> [--device-class <class>]"
 od_bootstrap=/var/lib/ceph/bootstrap-osd/ceph.keyring
 
-# od_relay FILE: a tool's log on stderr, indented, with anything shaped like a key masked.
+# od_relay FILE: a tool's log on stderr, indented, with anything shaped like a key masked: an
+# AES-128 key (`AQ` + 38 base64 characters, the program's and Ceph 19's) or an AES-256 one (`Ag`
+# + 58, what Ceph 20 generates, e.g. ceph-volume for a new OSD).
 od_relay() {
-    sed -e 's/AQ[A-Za-z0-9+/]\{38\}==/[secret]/g' -e 's/^/  /' -- "$1" >&2
+    sed -e 's/A[Qg][A-Za-z0-9+/]\{36,\}=\{0,2\}/[secret]/g' -e 's/^/  /' -- "$1" >&2
 }
 
-# od_label DEV: reads the bluestore label into od_fsid, od_id, od_uuid, od_mkfs_done.
+# od_label DEV: reads the bluestore label into od_fsid, od_id, od_uuid, od_mkfs_done (yes once
+# the OSD's mkfs completed: the label's `mkfs_done: yes` up to Ceph 19, or `ready: ready`, the
+# last thing `ceph-osd --mkfs` writes, which is all Ceph 20's label keeps).
 # Returns 1 when DEV carries no bluestore label. The label also holds the OSD's key: only the
 # named fields are kept, the label text itself is never printed.
 od_label() {
@@ -42,6 +46,7 @@ od_label() {
     od_id=$(od_field "$od_lb_json" whoami)
     od_uuid=$(od_field "$od_lb_json" osd_uuid)
     od_mkfs_done=$(od_field "$od_lb_json" mkfs_done)
+    [ "$(od_field "$od_lb_json" ready)" != ready ] || od_mkfs_done=yes
     od_lb_json=
     [ -n "$od_fsid" ] || [ -n "$od_uuid" ]
 }

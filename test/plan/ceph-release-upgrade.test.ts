@@ -1,0 +1,86 @@
+/**
+ * An existing CephFS stack made by the program that shipped Ceph Squid (quay.io/ceph/ceph:v19.2.4)
+ * moved to Tentacle (v20.2.4): both programs planned under the mock runtime with one config, then
+ * the offline diff. The image of the Ceph containers changes, ceph-osd.sh (Ceph 20's label
+ * marks a finished mkfs with `ready` only; keys of both shapes masked), ceph-mon-init.sh and
+ * ceph.conf (the program's AES-128 keys allowed): every Ceph workload is an in-place update (its pods
+ * restart on the new image), the mon-init and OSD script sets are new ConfigMaps (content-addressed name; the
+ * old one goes last), the filesystem Job is replaced as on any change of its pod (it is
+ * idempotent and holds no data), nothing else changes or goes.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { diffPlans } from "../../tools/plan/diff";
+import { oldProgram } from "../helpers/oldProgram";
+import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+
+/** The last commit whose program shipped quay.io/ceph/ceph:v19.2.4. */
+const squidCommit = "b7ed797";
+
+const config = {
+    ...baseConfig,
+    nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
+    cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
+};
+
+let old: ReturnType<typeof oldProgram> | undefined;
+let before_: PlanRun;
+let after_: PlanRun;
+before(async () => {
+    old = oldProgram(squidCommit);
+    [before_, after_] = await Promise.all([planValues(config, old.program), planValues(config)]);
+    assert.equal(before_.error, undefined, before_.error?.message);
+    assert.equal(after_.error, undefined, after_.error?.message);
+});
+after(() => old?.cleanup());
+
+/** Every container image of a planned resource (pod templates and Jobs). */
+function imagesOf(r: PlanRun["resources"][number]): string[] {
+    return JSON.stringify(r.inputs).match(/"image":"[^"]+"/g)?.map((m) => m.slice(9, -1)) ?? [];
+}
+
+test("the base plan ships Squid v19.2.4 in every Ceph container", () => {
+    const ceph = before_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:"));
+    assert.ok(ceph.length > 0);
+    assert.deepEqual([...new Set(ceph)], ["quay.io/ceph/ceph:v19.2.4"]);
+});
+
+test("Squid -> Tentacle: every Ceph workload updates in place (image, OSD script set), the filesystem Job is replaced, nothing else changes", () => {
+    const changes = diffPlans(before_.resources, after_.resources);
+    // The mon-init and OSD script sets changed (ceph-mon-init.sh, ceph-osd.sh): new ConfigMaps
+    // (content-addressed names), the old ones deleted last.
+    const setName = (plan: PlanRun, set: string) => plan.resources.find((r) => r.type === "kubernetes:core/v1:ConfigMap" && r.name.startsWith(`ceph-shared-fs-scripts-${set}-`))!.name;
+    const sets = ["mon-init", "osd"].map((set) => [setName(before_, set), setName(after_, set)]);
+    for (const [was, now] of sets) assert.notEqual(was, now);
+    assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
+        ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),
+        // ceph.conf allows the program's AES-128 keys (Ceph 20 refuses them otherwise): the
+        // ConfigMap is replaced as on any ceph.conf change; the daemons read it when they restart
+        "replace kubernetes:core/v1:ConfigMap shared-fs-ceph-conf data.ceph.conf",
+        ...["mon-a", "mon-b", "mon-c"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
+        "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
+        ...["mgr-a", "mgr-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.spec`),
+        ...["node4-wwn-0x4", "node5-wwn-0x5", "node6-wwn-0x6", "node6-wwn-0x7"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-osd-${d} spec.template.metadata,spec.template.spec`),
+        ...["mds-a", "mds-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.spec`),
+        "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
+        ...sets.map(([was]) => `delete kubernetes:core/v1:ConfigMap ${was} `),
+    ].sort());
+    const conf = (plan: PlanRun) => String((plan.resources.find((r) => r.name === "shared-fs-ceph-conf")!.inputs as any).data["ceph.conf"]).split("\n");
+    assert.deepEqual(conf(after_).filter((l) => !conf(before_).includes(l)), ["mon_auth_allow_insecure_key = true"]);
+    assert.deepEqual(conf(before_).filter((l) => !conf(after_).includes(l)), []);
+    for (const c of changes.filter((x) => (x.kind === "update" || x.kind === "replace") && x.resource.name !== "shared-fs-ceph-conf")) {
+        const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
+        // The new inputs are the old ones with the image tag and the OSD script set's name (and
+        // its hash annotation) moved, nothing else.
+        const hashes = (inputs: any): string => inputs.spec?.template?.metadata?.annotations?.["storage.zcloud.io/script-sets"] ?? "";
+        const moved = JSON.stringify(was.inputs)
+            .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
+            .replaceAll(sets[0][0], sets[0][1])
+            .replaceAll(sets[1][0], sets[1][1])
+            .replaceAll(hashes(was.inputs) || "\0", hashes(c.resource.inputs));
+        assert.equal(JSON.stringify(c.resource.inputs), moved, c.resource.name);
+        assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
+        assert.equal(c.resource.deleteBeforeReplace, was.deleteBeforeReplace, c.resource.name);
+    }
+    assert.deepEqual([...new Set(after_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))], ["quay.io/ceph/ceph:v20.2.4"]);
+});
