@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
+import { checkConfigSize } from "./plan/configSize";
 import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
 import { PlanRun } from "./plan/model";
@@ -14,7 +15,7 @@ import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInpu
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
 import { renderScriptSetChanges } from "./plan/scriptSets";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--over-config-limit]
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
@@ -29,6 +30,8 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
   --program FILE              plan your own Pulumi program (a module that uses the components)
                               with the stack's config, instead of this project's index.ts
+  --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
+                              pulumi preview/up cannot start it) anyway: to measure, or before a split
 
 Exit codes: 0 ok, 1 config errors or mandatory policy violations, 2 usage or program errors.`;
 
@@ -39,12 +42,13 @@ interface Options {
     diffPlan?: string;
     out?: string;
     force: boolean;
+    overConfigLimit: boolean;
     policyConfig?: string;
     program?: string;
 }
 
 function parseArgs(argv: string[]): Options {
-    const opts: Partial<Options> = { json: false, force: false };
+    const opts: Partial<Options> = { json: false, force: false, overConfigLimit: false };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -59,6 +63,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--diff-plan") opts.diffPlan = value();
         else if (a === "--out") opts.out = value();
         else if (a === "--force") opts.force = true;
+        else if (a === "--over-config-limit") opts.overConfigLimit = true;
         else if (a === "--policy-pack-config") opts.policyConfig = value();
         else if (a === "--program") opts.program = value();
         else if (a === "--help" || a === "-h") throw new UsageError("");
@@ -100,6 +105,12 @@ async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
     const target = readStackArg(opts.target);
+    // Pulumi passes the whole config in one environment variable: past Linux's limit for one,
+    // pulumi preview and up cannot start the program (tools/plan/configSize.ts).
+    const configSize = checkConfigSize(target.config.values, path.relative(process.cwd(), target.file));
+    if (configSize.error && !opts.overConfigLimit) {
+        throw new CliInputError(`${configSize.error} (--over-config-limit plans it anyway)`);
+    }
     const base = opts.diff ? readStackArg(opts.diff, "--diff stack") : undefined;
     const savedPlan = opts.diffPlan !== undefined ? parseSavedPlan(readSavedPlanText(opts.diffPlan), opts.diffPlan) : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
@@ -125,7 +136,7 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
-    const advisories = loopbackAdvisories(run.resources);
+    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources)];
 
     if (opts.out) {
         writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);
