@@ -3,7 +3,7 @@ import { describe, nodeOf, urnName } from "./describe";
 import { PlannedResource } from "./model";
 import { phasesToldInDiskTerms } from "./diskNotes";
 import { changeNotes } from "./notes";
-import { coveredByScriptSets } from "./scriptSets";
+import { coveredByScriptSets, updatedCommands } from "./scriptSets";
 
 const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
 
@@ -65,7 +65,8 @@ export function renderChanges(changes: Change[]): string {
         return "no changes";
     }
     const order: Change["kind"][] = ["delete", "replace", "update", "create"];
-    const listed = changes.filter((c) => !coveredByScriptSets(c, changes));
+    const updated = updatedCommands(changes);
+    const listed = changes.filter((c) => !coveredByScriptSets(c, updated));
     const sorted = [...listed].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
     const lines = sorted.map((c) => {
         const r = c.resource;

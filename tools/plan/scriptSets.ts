@@ -110,7 +110,7 @@ const phaseText = (v: unknown) => (typeof v === "string" ? `${v.startsWith("sudo
  * the copy of a set to a node whose command stays. The change still happens (and is counted);
  * it is not listed again per resource.
  */
-export function coveredByScriptSets(c: Change, all: Change[]): boolean {
+export function coveredByScriptSets(c: Change, updated: ReadonlySet<string>): boolean {
     const phases = ["create", "update", "delete"];
     if (c.resource.type === "command:remote:Command" && c.kind === "update" && c.before && !c.connection) {
         const before = c.before;
@@ -123,8 +123,12 @@ export function coveredByScriptSets(c: Change, all: Change[]): boolean {
         return c.fields.every((f) => f === "remotePath" || f === "source" || f.startsWith("source."));
     }
     // The first copy to a node whose command already ran its scripts inline (an upgrade).
-    const command = copiedFor(c.resource);
-    return c.kind === "create" && all.some((o) => o.kind === "update" && o.resource.type === "command:remote:Command" && commandKey(o.resource.parent, o.resource.name) === command);
+    return c.kind === "create" && updated.has(copiedFor(c.resource));
+}
+
+/** The node commands a diff updates, as coveredByScriptSets takes them (one pass, for large diffs). */
+export function updatedCommands(changes: Change[]): Set<string> {
+    return new Set(changes.filter((c) => c.kind === "update" && c.resource.type === "command:remote:Command").map((c) => commandKey(c.resource.parent, c.resource.name)));
 }
 
 /**
