@@ -13,6 +13,8 @@ import * as yaml from "js-yaml";
 import { plan } from "../helpers/planCli";
 import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephDiskScriptFiles } from "../../components/cephfs/osds";
+import { scriptBundle } from "../../components/node/bundle";
 
 /** The last commit whose program shipped the Ceph scripts inline. */
 
@@ -65,42 +67,52 @@ describe("--diff-plan", () => {
         assert.ok(!/\(Stack\)/.test(fromSaved.stdout), "the saved plan's stack lines up with the planned one");
     });
 
-    test("against a plan saved by the program with inline scripts: script sets created, daemons and drains updated, the Job replaced, nothing deleted", async () => {
+    test("against a plan saved by the program with inline scripts: script sets created, daemons and drains updated, the Job replaced, nothing deleted; the disk commands' move to a bundle told once", async () => {
+        // (the old disk commands ran `cephfs-disks apply --fsid ...`: the new --node shows as a change)
         const saved = path.join(dir, "prod-old.json");
         await saveJson(path.join(dir, "Pulumi.prod.yaml"), saved, old.dir);
         const r = await plan(path.join(dir, "Pulumi.prod.yaml"), "--diff-plan", saved);
         assert.equal(r.code, 0, r.stderr);
         const lines = changeLines(r.stdout).filter((l) => !/^\s+note: /.test(l));
         const kinds = (symbol: string) => lines.filter((l) => l.startsWith(`${symbol} `)).map((l) => l.slice(26).split(" ")[0]).sort();
-        // the in-cluster script sets' ConfigMaps, and each node's disk-script copy
-        assert.deepEqual(kinds("+"), [...["fs", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), "shared-n1-disks-scripts", "shared-n2-disks-scripts"].sort());
-        // ceph.conf changed since (Ceph 20: the program's AES-128 keys allowed): its ConfigMap is replaced
-        assert.deepEqual(kinds("+-"), ["shared-ceph-conf", "shared-filesystem"]);
-        // the admin DaemonSet by the Ceph image (Squid -> Tentacle)
-        assert.deepEqual(kinds("~"), ["ceph-shared-admin", "ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
+        // the in-cluster script sets' ConfigMaps; the disk commands' first copies are told in the
+        // script-set part (the commands themselves are listed: their arguments gained --node)
+        assert.deepEqual(kinds("+"), ["fs", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)).sort());
+        assert.deepEqual(kinds("+-"), ["shared-filesystem"]);
+        assert.deepEqual(kinds("~"), ["ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
         assert.deepEqual(kinds("-"), []);
-        assert.equal(lines[lines.length - 1], "2 to replace, 12 to update, 7 to create");
+        assert.equal(lines[lines.length - 1], "1 to replace, 11 to update, 7 to create");
+        assert.ok(r.stdout.includes("\n1 to replace, 11 to update, 7 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
+        const disks = scriptBundle(cephDiskScriptFiles).id;
+        assert.ok(r.stdout.includes(`\ncephfs-disks: script set ${disks} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
         // the script change once per set (the old plan carried the text inline, not as a set),
         // then one line per workload that runs a set
         const osdId = cephScriptBundle("ceph-osd.sh").id;
-        assert.ok(r.stdout.includes(`\nScript sets changed (each once):\n\nceph-mon-init.sh: script set ${cephScriptBundle("ceph-mon-init.sh").id} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
+        assert.ok(r.stdout.includes("\nScript sets changed (each once):\n\n"), r.stdout);
+        assert.ok(r.stdout.includes(`\nceph-mon-init.sh: script set ${cephScriptBundle("ceph-mon-init.sh").id} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
         assert.equal(r.stdout.split("\n").filter((l) => l.startsWith("ceph-osd.sh: script set ")).length, 1, "once per set");
         const runs = r.stdout.split("\n").filter((l) => / runs script set /.test(l));
         assert.deepEqual(runs.filter((l) => l.includes("ceph-osd.sh")), [
             `  ceph-shared-osd-n1-sdb: ceph-osd.sh runs script set ${osdId} (was inline in the old plan)`,
             `  ceph-shared-osd-n2-sdb: ceph-osd.sh runs script set ${osdId} (was inline in the old plan)`,
         ]);
-        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets
-        assert.equal(runs.length, 9);
+        assert.deepEqual(runs.filter((l) => l.includes("cephfs-disks")), [
+            `  shared-n1-disks: cephfs-disks runs script set ${disks} (was inline in the old plan)`,
+            `  shared-n2-disks: cephfs-disks runs script set ${disks} (was inline in the old plan)`,
+        ]);
+        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets, two disk commands
+        assert.equal(runs.length, 11);
     });
 
-    test("--out writes each script set's text once, under scripts/<id>/<script>", async () => {
+    test("--out writes each script set's text once, under scripts/<id>/<script>: the in-cluster sets and the node bundle", async () => {
         const out = path.join(dir, "out");
         const r = await plan(path.join(dir, "Pulumi.prod.yaml"), "--out", out);
         assert.equal(r.code, 0, r.stderr);
         const sets = fs.readdirSync(path.join(out, "scripts")).sort();
         const scripts = ["ceph-fs.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"] as const;
-        assert.deepEqual(sets, scripts.map((s) => cephScriptBundle(s).id).sort());
+        const disks = scriptBundle(cephDiskScriptFiles);
+        assert.deepEqual(sets, [...scripts.map((s) => cephScriptBundle(s).id), disks.id].sort());
+        assert.equal(fs.readFileSync(path.join(out, "scripts", disks.id, "cephfs-disks.sh"), "utf8"), disks.text);
         for (const s of scripts) {
             assert.equal(fs.readFileSync(path.join(out, "scripts", cephScriptBundle(s).id, s), "utf8"), cephScriptBundle(s).text);
         }

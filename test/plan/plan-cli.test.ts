@@ -52,7 +52,9 @@ describe("npm run plan", () => {
     test("adding a device updates that node's command in place", async () => {
         const r = await plan(node2Grows, "--diff", twoNodes);
         assert.equal(r.code, 0, r.stderr);
-        assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[.*\]: create changed$/m);
+        // What changes is told in disk terms (the device that joins), not as "create changed".
+        assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[[^\]]*\]$/m);
+        assert.match(r.stdout, /^ +note: node2 \S+: joins local-fast, /m);
         assert.match(r.stdout, /^~  update +local-fast-node2-label .*: metadata\.annotations\.storage\.zcloud\.io\/lvm-devices changed$/m);
         assert.match(r.stdout, /^2 to update$/m);
     });

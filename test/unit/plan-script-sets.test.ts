@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { cephScriptBundle, scriptSetsValue } from "../../components/cephfs/scripts";
+import { scriptBundle } from "../../components/node/bundle";
+import { readNodeScript } from "../../components/node/script";
+import { renderNodeCommand } from "../../components/node/shipped";
+import { diffPlans } from "../../tools/plan/diff";
+import { renderChanges } from "../../tools/plan/render";
 import { PlannedResource } from "../../tools/plan/model";
 import { renderScriptSetChanges, scriptSetFiles, unifiedDiff } from "../../tools/plan/scriptSets";
 
@@ -46,20 +52,31 @@ const workload = (name: string, annotation?: string) =>
     planned(`u::${name}`, "kubernetes:apps/v1:Deployment", { spec: { template: { metadata: { labels: {}, ...(annotation ? { annotations: { "storage.zcloud.io/script-sets": annotation } } : {}) }, spec: {} } } });
 
 describe("renderScriptSetChanges", () => {
-    const changed = `${osd}\n# one more line`;
-    const sha = (text: string) => require("node:crypto").createHash("sha256").update(text).digest("hex") as string;
-    const before = [setMap("old", osd), workload("osd-a", scriptSetsValue(["ceph-osd.sh"])), workload("osd-b", scriptSetsValue(["ceph-osd.sh"]))];
-    const after = [setMap("new", changed), workload("osd-a", `ceph-osd.sh=${sha(changed)}`), workload("osd-b", `ceph-osd.sh=${sha(changed)}`)];
-    const oldId = cephScriptBundle("ceph-osd.sh").id;
-    const newId = sha(changed).slice(0, 12);
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    // The old set (an earlier version's): line 40 of ceph-lib.sh was another one.
+    const libLines = readNodeScript("ceph/ceph-lib.sh").split("\n");
+    const lib = readNodeScript("lib.sh");
+    const oldLib = libLines.map((l, i) => (i === 39 ? "# the old line 40" : l)).join("\n");
+    const old = [lib, oldLib, readNodeScript("ceph/ceph-osd.sh")].join("\n");
+    const before = [setMap("old", old), workload("osd-a", `ceph-osd.sh=${sha(old)}`), workload("osd-b", `ceph-osd.sh=${sha(old)}`)];
+    const after = [setMap("new", osd), workload("osd-a", scriptSetsValue(["ceph-osd.sh"])), workload("osd-b", scriptSetsValue(["ceph-osd.sh"]))];
+    const oldId = sha(old).slice(0, 12);
+    const newId = cephScriptBundle("ceph-osd.sh").id;
 
-    test("a changed set: its diff once, then one line per workload", () => {
+    test("a changed set: which of its files changed and their diffs once (lines within the file), then one line per workload", () => {
         assert.equal(
             renderScriptSetChanges(before, after),
             [
                 "Script sets changed (each once):",
                 "",
-                unifiedDiff(osd, changed, `ceph-osd.sh ${oldId}`, `ceph-osd.sh ${newId}`),
+                `ceph-osd.sh: script set ${newId} (was ${oldId}): ceph/ceph-lib.sh changed; lib.sh, ceph/ceph-osd.sh unchanged`,
+                `--- ceph/ceph-lib.sh ${oldId}`,
+                `+++ ceph/ceph-lib.sh ${newId}`,
+                "@@ -37,7 +37,7 @@",
+                ...libLines.slice(36, 39).map((l) => ` ${l}`),
+                "-# the old line 40",
+                `+${libLines[39]}`,
+                ...libLines.slice(40, 43).map((l) => ` ${l}`),
                 "",
                 "Runs another script set:",
                 `  osd-a: ceph-osd.sh runs script set ${newId} (was ${oldId})`,
@@ -75,12 +92,90 @@ describe("renderScriptSetChanges", () => {
         assert.ok(inline.endsWith(`  osd-a: ceph-osd.sh runs script set ${newId} (was inline in the old plan)`), inline);
     });
 
+    test("a set not made of this program's script files: one diff of its whole text", () => {
+        const changed = `${osd}\n# one more line`;
+        const text = renderScriptSetChanges([setMap("a", osd), workload("osd-a", scriptSetsValue(["ceph-osd.sh"]))], [setMap("b", changed), workload("osd-a", `ceph-osd.sh=${sha(changed)}`)]);
+        const whole = unifiedDiff(osd, changed, `ceph-osd.sh ${newId}`, `ceph-osd.sh ${sha(changed).slice(0, 12)}`);
+        assert.equal(text.split("\n").slice(2, -3).join("\n"), [`ceph-osd.sh: script set ${sha(changed).slice(0, 12)} (was ${newId}):`, whole].join("\n"));
+    });
+
     test("nothing changed, or only new workloads: nothing to say", () => {
         assert.equal(renderScriptSetChanges(after, after), "");
         assert.equal(renderScriptSetChanges([], after), "");
     });
 
     test("--out files: each set's text under scripts/<id>/<script>", () => {
-        assert.deepEqual(scriptSetFiles(after), [{ path: `scripts/${newId}/ceph-osd.sh`, text: changed }]);
+        assert.deepEqual(scriptSetFiles(before), [{ path: `scripts/${oldId}/ceph-osd.sh`, text: old }]);
+    });
+});
+
+describe("node script bundles: one diff per stack, one line per node", () => {
+    const files = ["lib.sh", "lvm-reconcile.sh"];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-bundles-"));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    /** A bundle's file as the plan's asset names it: its path and sha256. */
+    const asset = (text: string) => {
+        const file = path.join(dir, `${sha(text)}.sh`);
+        fs.writeFileSync(file, text);
+        return { asset: "file", path: file, sha256: sha(text) };
+    };
+    const reconcile = readNodeScript("lvm-reconcile.sh").split("\n");
+    const now = scriptBundle(files).text;
+    // The older version's lvm-reconcile.sh lacked line 12.
+    const old = [readNodeScript("lib.sh"), [...reconcile.slice(0, 11), ...reconcile.slice(12)].join("\n")].join("\n");
+    const parent = "urn:pulumi:s::p::zcloud:storage:LvmStorage::fast";
+    const node = (n: string, text: string, devices: string[]) => {
+        const command = renderNodeCommand({ files, name: "lvm-reconcile", args: ["apply", "--vg", "zcloud-fast", "--node", n, ...devices], sudo: false });
+        const release = renderNodeCommand({ files, name: "lvm-reconcile", args: ["release", "--vg", "zcloud-fast"], sudo: false });
+        const swap = (s: string) => s.split(scriptBundle(files).sha256).join(sha(text));
+        return [
+            { ...planned(`${parent}$command:remote:CopyToRemote::fast-${n}-disks-scripts`, "command:remote:CopyToRemote", { source: asset(text), remotePath: `.zcloud-storage/scripts/${sha(text)}.sh` }), parent },
+            { ...planned(`${parent}$command:remote:Command::fast-${n}-disks`, "command:remote:Command", { create: swap(command), delete: swap(release) }), parent },
+        ];
+    };
+    const oldId = sha(old).slice(0, 12);
+    const newId = sha(now).slice(0, 12);
+
+    test("a changed lvm-reconcile.sh: no per-node update lines, its diff once, one line per node", () => {
+        const before = [...node("n1", old, ["/dev/sdb"]), ...node("n2", old, ["/dev/sdb"])];
+        const after = [...node("n1", now, ["/dev/sdb"]), ...node("n2", now, ["/dev/sdb"])];
+        assert.equal(renderChanges(diffPlans(before, after)), ["4 to update", "(4 of them: node commands and their script copies that run another script set, listed below)"].join("\n"));
+        assert.equal(
+            renderScriptSetChanges(before, after),
+            [
+                "Script sets changed (each once):",
+                "",
+                `lvm-reconcile: script set ${newId} (was ${oldId}): lvm-reconcile.sh changed; lib.sh unchanged`,
+                `--- lvm-reconcile.sh ${oldId}`,
+                `+++ lvm-reconcile.sh ${newId}`,
+                "@@ -9,6 +9,7 @@",
+                ...reconcile.slice(8, 11).map((l) => ` ${l}`),
+                `+${reconcile[11]}`,
+                ...reconcile.slice(12, 15).map((l) => ` ${l}`),
+                "",
+                "Runs another script set:",
+                `  fast-n1-disks: lvm-reconcile runs script set ${newId} (was ${oldId})`,
+                `  fast-n2-disks: lvm-reconcile runs script set ${newId} (was ${oldId})`,
+            ].join("\n"),
+        );
+        assert.deepEqual(scriptSetFiles(after), [{ path: `scripts/${newId}/lvm-reconcile.sh`, text: now }]);
+    });
+
+    test("a script change and a device that joins: the node's line tells the device, the script set its own part", () => {
+        const before = node("n1", old, ["/dev/sdb"]);
+        const after = node("n1", now, ["/dev/sdb", "/dev/sdc"]);
+        const pad = " ".repeat(26);
+        assert.equal(
+            renderChanges(diffPlans(before, after)),
+            [`~  update                 fast-n1-disks  fast prepare n1 [/dev/sdb, /dev/sdc]`, `${pad}note: n1 /dev/sdc: joins fast, not wiped: refused if it carries signatures`, "", "2 to update", "(1 of them: node commands and their script copies that run another script set, listed below)"].join("\n"),
+        );
+        assert.ok(renderScriptSetChanges(before, after).endsWith(`  fast-n1-disks: lvm-reconcile runs script set ${newId} (was ${oldId})`));
+    });
+
+    test("the old bundle's file gone (a saved plan made elsewhere): the old id only", () => {
+        const before = node("n1", old, ["/dev/sdb"]);
+        fs.rmSync(String((before[0].inputs as { source: { path: string } }).source.path));
+        assert.ok(renderScriptSetChanges(before, node("n1", now, ["/dev/sdb"])).includes(`lvm-reconcile: script set ${newId} (was ${oldId}); the old plan does not carry the old text`));
     });
 });

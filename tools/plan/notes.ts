@@ -1,6 +1,6 @@
 import { nfsDriverName } from "../../components/nfs/parameters";
 import { endpointMoved } from "./connection";
-import { diskCommandDevices, nodeCommandArgs, nodeOf, urnName } from "./describe";
+import { diskNotes } from "./diskNotes";
 import type { Change } from "./diff";
 
 /**
@@ -8,7 +8,7 @@ import type { Change } from "./diff";
  * alone does not tell (what happens to data that already exists).
  */
 export function changeNotes(c: Change): string[] {
-    return [...nfsStorageClassNotes(c), ...diskWipeNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...namespaceDeleteNotes(c), ...secretNamespaceNotes(c)];
+    return [...nfsStorageClassNotes(c), ...diskNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...namespaceDeleteNotes(c), ...secretNamespaceNotes(c)];
 }
 
 type Meta = { metadata?: { name?: string } };
@@ -75,60 +75,6 @@ function connectionNotes(c: Change): string[] {
         );
     }
     return notes;
-}
-
-/** What a disk command's arguments say about its devices and their wipe licence. */
-interface DiskArgs {
-    devices: string[];
-    /** `--wipe-on-create` (wipe: true): the devices of the node's first apply. */
-    onCreate: boolean;
-    /** `--wipe-device` values (the wipe map's devices for this node). */
-    listed: string[];
-}
-
-function diskArgs(command: unknown): DiskArgs | undefined {
-    // `<script name> apply ...`: lvm-reconcile and cephfs-disks carry --node, the iSCSI commands
-    // (one LUN, wiped only by the run that creates its VG) do not.
-    const words = nodeCommandArgs(command).split(" ");
-    if (words[1] !== "apply" || !words.includes("--node")) {
-        return undefined;
-    }
-    return {
-        devices: diskCommandDevices(words),
-        onCreate: words.includes("--wipe-on-create"),
-        listed: words.filter((_, k) => words[k - 1] === "--wipe-device"),
-    };
-}
-
-/**
- * One line per device that joins a storage on a node, saying whether the node will wipe it: a
- * reviewer sees in the PR which disks a merge licenses the node to erase.
- */
-function diskWipeNotes(c: Change): string[] {
-    if (c.resource.type !== "command:remote:Command" || (c.kind !== "create" && c.kind !== "update")) {
-        return [];
-    }
-    const after = diskArgs((c.resource.inputs as { create?: unknown }).create);
-    const node = nodeOf(c.resource);
-    if (!after || !node) {
-        return [];
-    }
-    const storage = urnName(c.resource.parent);
-    const before = c.before ? diskArgs((c.before.inputs as { create?: unknown }).create) : undefined;
-    const joining = after.devices.filter((d) => !before?.devices.includes(d));
-    return joining.map((d) => {
-        const head = `${node} ${d}: joins ${storage}`;
-        if (after.listed.includes(d)) {
-            return `${head}, will be wiped if it carries signatures (listed under wipe.${node})`;
-        }
-        if (after.onCreate && !before) {
-            return `${head}, will be wiped if it carries signatures (wipe: true, ${node} is new in ${storage})`;
-        }
-        if (after.onCreate) {
-            return `${head}, not wiped: wipe: true covers only the devices ${node} joined ${storage} with; refused if it carries signatures (list it under wipe.${node} to allow wiping)`;
-        }
-        return `${head}, not wiped: refused if it carries signatures`;
-    });
 }
 
 type Params = Record<string, string | undefined>;

@@ -1,7 +1,9 @@
 import { Change } from "./diff";
 import { describe, nodeOf, urnName } from "./describe";
 import { PlannedResource } from "./model";
+import { phasesToldInDiskTerms } from "./diskNotes";
 import { changeNotes } from "./notes";
+import { coveredByScriptSets, updatedCommands } from "./scriptSets";
 
 const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
 
@@ -53,13 +55,19 @@ export function renderTree(resources: PlannedResource[]): string {
 
 const symbols: Record<Change["kind"], string> = { create: "+", update: "~", replace: "+-", delete: "-" };
 
-/** One line per change, like a preview: `+ create  local-fast prepare node3 [/dev/sdb]`. */
+/**
+ * One line per change, like a preview: `+ create  local-fast prepare node3 [/dev/sdb]`. A change
+ * the script-set part tells (a node running another script set) is counted, not listed; a node
+ * command whose notes say its change in disk terms gets no "create changed".
+ */
 export function renderChanges(changes: Change[]): string {
     if (changes.length === 0) {
         return "no changes";
     }
     const order: Change["kind"][] = ["delete", "replace", "update", "create"];
-    const sorted = [...changes].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    const updated = updatedCommands(changes);
+    const listed = changes.filter((c) => !coveredByScriptSets(c, updated));
+    const sorted = [...listed].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
     const lines = sorted.map((c) => {
         const r = c.resource;
         let kind: string = c.kind;
@@ -69,21 +77,26 @@ export function renderChanges(changes: Change[]): string {
         if (c.kind === "delete" && r.retainOnDelete) {
             kind = "delete (kept in cluster)";
         }
+        const notes = changeNotes(c);
+        const told = phasesToldInDiskTerms(c);
+        const fields = c.fields.filter((f) => !told.includes(f));
         const detail =
             c.kind === "replace"
                 ? `: ${c.replaceBecause.join(", ")} changed`
-                : c.kind === "update"
-                  ? `: ${c.fields.join(", ")} changed`
+                : c.kind === "update" && fields.length
+                  ? `: ${fields.join(", ")} changed`
                   : "";
         const line = `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
         const indent = " ".repeat(26);
-        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...changeNotes(c).map((n) => `${indent}note: ${n}`)].join("\n");
+        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...notes.map((n) => `${indent}note: ${n}`)].join("\n");
     });
     const counts = order
         .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${n} to ${k}`);
-    return [...lines, "", counts.join(", ")].join("\n");
+    const untold = changes.length - listed.length;
+    const tail = untold ? [`(${untold} of them: node commands and their script copies that run another script set, listed below)`] : [];
+    return [...(lines.length ? [...lines, ""] : []), counts.join(", "), ...tail].join("\n");
 }
 
 export { urnName };

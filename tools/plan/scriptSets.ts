@@ -1,36 +1,73 @@
 import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { nodeScriptDir, readNodeScript } from "../../components/node/script";
+import { nodeCommandArgs } from "./describe";
+import type { Change } from "./diff";
 import { PlannedResource } from "./model";
 
 /**
  * Script sets in a plan, for review: a script change shows once per stack as a unified diff of
- * the set, and each workload that runs it as one line (`runs script set 3f2a1c (was 9b7e44)`),
- * instead of the scripts' text once per resource. Sets are the immutable script ConfigMaps
- * (component label `ceph-scripts`); users are the pod templates whose annotation
- * `storage.zcloud.io/script-sets` names them (`<script>=<sha256>,...`).
+ * the set (per script file of it), and each user that runs it as one line (`runs script set
+ * 3f2a1c (was 9b7e44)`), instead of the scripts' text once per resource. Sets are the immutable
+ * script ConfigMaps (component label `ceph-scripts`) and the node bundles (a CopyToRemote's file
+ * asset, read from its file when that still holds the hash state names). Users are the pod
+ * templates whose annotation `storage.zcloud.io/script-sets` names their sets
+ * (`<script>=<sha256>,...`) and the node commands whose stub names a bundle by hash.
  */
 const setsAnnotation = "storage.zcloud.io/script-sets";
 const setComponent = "ceph-scripts";
 
 export interface ScriptSetText {
-    /** The script's file name (the ConfigMap key). */
+    /** The script's name: the ConfigMap key, or the node command's script name (`lvm-reconcile.sh`). */
     script: string;
     sha256: string;
     text: string;
 }
 
 const shortId = (sha256: string) => sha256.slice(0, 12);
+const sha256Of = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** A bundle file a plan names, when it still holds the hash (a saved plan's may be gone or changed). */
+function assetText(file: string, sha256: string): string | undefined {
+    let text: string;
+    try {
+        text = fs.readFileSync(file, "utf8");
+    } catch {
+        return undefined;
+    }
+    return sha256Of(text) === sha256 ? text : undefined;
+}
+
+/** The node command a script copy (`<command>-scripts`) is made for: same parent, its name. */
+const commandKey = (parent: string, name: string) => `${parent} ${name}`;
+const copiedFor = (copy: PlannedResource) => commandKey(copy.parent, copy.name.replace(/-scripts$/, ""));
+
+type FileAssetInput = { asset?: unknown; path?: unknown; sha256?: unknown };
 
 /** The texts of the script sets a plan carries, by sha256. */
 export function scriptSetTexts(resources: PlannedResource[]): Map<string, ScriptSetText> {
     const texts = new Map<string, ScriptSetText>();
+    const commands = new Map(resources.filter((r) => r.type === "command:remote:Command").map((r) => [commandKey(r.parent, r.name), r]));
     for (const r of resources) {
+        if (r.type === "command:remote:CopyToRemote") {
+            const source = (r.inputs as { source?: FileAssetInput }).source;
+            if (source?.asset === "file" && typeof source.path === "string" && typeof source.sha256 === "string" && !texts.has(source.sha256)) {
+                const text = assetText(source.path, source.sha256);
+                // Named as the node command it is copied for runs it (`<command>-scripts`).
+                const user = commands.get(copiedFor(r));
+                const name = user ? [...scriptSetsUsed(user).keys()][0] : undefined;
+                if (text !== undefined) texts.set(source.sha256, { script: name ? `${name}.sh` : path.basename(source.path), sha256: source.sha256, text });
+            }
+            continue;
+        }
         const inputs = r.inputs as { metadata?: { labels?: Record<string, string> }; data?: Record<string, unknown> };
         if (r.type !== "kubernetes:core/v1:ConfigMap" || inputs.metadata?.labels?.["app.kubernetes.io/component"] !== setComponent) {
             continue;
         }
         for (const [script, text] of Object.entries(inputs.data ?? {})) {
             if (typeof text === "string") {
-                const sha256 = createHash("sha256").update(text).digest("hex");
+                const sha256 = sha256Of(text);
                 texts.set(sha256, { script, sha256, text });
             }
         }
@@ -38,10 +75,23 @@ export function scriptSetTexts(resources: PlannedResource[]): Map<string, Script
     return texts;
 }
 
-/** Script -> sha256 of the sets a resource's pod template runs (none: not a script user). */
+/** `sh -c '<stub>' NAME STAGED SHA256 ...`: the bundle a node command's stub runs, as NAME. */
+const stubBundle = /sh -c '(?:[^']|'"'"')*' (\S+) \S+\.sh ([0-9a-f]{64})(?: |$)/s;
+
+/** Script -> sha256 of the sets a resource runs: its pod template's, or its stub's (none: not a script user). */
 export function scriptSetsUsed(r: PlannedResource): Map<string, string> {
-    const value = (r.inputs as { spec?: { template?: { metadata?: { annotations?: Record<string, unknown> } } } }).spec?.template?.metadata?.annotations?.[setsAnnotation];
     const used = new Map<string, string>();
+    if (r.type === "command:remote:Command") {
+        for (const phase of ["create", "delete"]) {
+            const m = stubBundle.exec(String(r.inputs[phase] ?? ""));
+            if (m) {
+                used.set(m[1], m[2]);
+                break;
+            }
+        }
+        return used;
+    }
+    const value = (r.inputs as { spec?: { template?: { metadata?: { annotations?: Record<string, unknown> } } } }).spec?.template?.metadata?.annotations?.[setsAnnotation];
     if (typeof value === "string") {
         for (const pair of value.split(",")) {
             const [script, sha256] = pair.split("=");
@@ -51,12 +101,68 @@ export function scriptSetsUsed(r: PlannedResource): Map<string, string> {
     return used;
 }
 
+/** A node command's phase as a reviewer reads it: sudo or not, script name and arguments (no bundle words). */
+const phaseText = (v: unknown) => (typeof v === "string" ? `${v.startsWith("sudo -n ") ? "sudo " : ""}${nodeCommandArgs(v)}` : String(v));
+
 /**
- * A unified diff of two texts (3 lines of context), `--- a` / `+++ b` headers; empty when equal.
- * Line-based longest common subsequence: scripts are a few hundred lines.
+ * True for a change the script-set part of the diff says in full: a node command whose phases
+ * run the same script with the same arguments, only from another set (or inline before), and
+ * the copy of a set to a node whose command stays. The change still happens (and is counted);
+ * it is not listed again per resource.
  */
-export function unifiedDiff(a: string, b: string, labelA: string, labelB: string, context = 3): string {
-    if (a === b) return "";
+export function coveredByScriptSets(c: Change, updated: ReadonlySet<string>): boolean {
+    const phases = ["create", "update", "delete"];
+    if (c.resource.type === "command:remote:Command" && c.kind === "update" && c.before && !c.connection) {
+        const before = c.before;
+        return c.fields.every((f) => phases.includes(f) && phaseText(before.inputs[f]) === phaseText(c.resource.inputs[f]) && nodeCommandArgs(c.resource.inputs[f]) !== "");
+    }
+    if (c.resource.type !== "command:remote:CopyToRemote" || c.connection) {
+        return false;
+    }
+    if (c.kind === "update") {
+        return c.fields.every((f) => f === "remotePath" || f === "source" || f.startsWith("source."));
+    }
+    // The first copy to a node whose command already ran its scripts inline (an upgrade).
+    return c.kind === "create" && updated.has(copiedFor(c.resource));
+}
+
+/** The node commands a diff updates, as coveredByScriptSets takes them (one pass, for large diffs). */
+export function updatedCommands(changes: Change[]): Set<string> {
+    return new Set(changes.filter((c) => c.kind === "update" && c.resource.type === "command:remote:Command").map((c) => commandKey(c.resource.parent, c.resource.name)));
+}
+
+/**
+ * The node script files a set is made of, in order, when its text is exactly some of this
+ * program's script files joined by newlines (how bundles are made); undefined otherwise.
+ */
+export function scriptFilesOf(text: string, known: ReadonlyArray<{ file: string; text: string }> = knownScriptFiles()): Array<{ file: string; lines: number }> | undefined {
+    const files: Array<{ file: string; lines: number }> = [];
+    let at = 0;
+    while (at < text.length) {
+        const next = known
+            .filter((k) => text.startsWith(k.text, at) && (at + k.text.length === text.length || text[at + k.text.length] === "\n"))
+            .sort((a, b) => b.text.length - a.text.length)[0];
+        if (!next) return undefined;
+        files.push({ file: next.file, lines: next.text.split("\n").length });
+        at += next.text.length + 1;
+    }
+    return files.length ? files : undefined;
+}
+
+let known: Array<{ file: string; text: string }> | undefined;
+/** This program's node script files (components/node, its ceph folder). */
+function knownScriptFiles(): Array<{ file: string; text: string }> {
+    if (known === undefined) {
+        const list = (dir: string) => fs.readdirSync(path.join(nodeScriptDir, dir)).filter((f) => f.endsWith(".sh")).map((f) => (dir ? `${dir}/${f}` : f));
+        known = [...list(""), ...list("ceph")].filter((f) => readNodeScript(f) !== "").map((file) => ({ file, text: readNodeScript(file) }));
+    }
+    return known;
+}
+
+type DiffOp = { op: " " | "-" | "+"; line: string; j: number };
+
+/** The edit script from `a` to `b` by lines (longest common subsequence): scripts are a few hundred lines. */
+function diffOps(a: string, b: string): DiffOp[] {
     const x = a.split("\n");
     const y = b.split("\n");
     const n = x.length;
@@ -68,16 +174,25 @@ export function unifiedDiff(a: string, b: string, labelA: string, labelB: string
             lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
         }
     }
-    const ops: Array<{ op: " " | "-" | "+"; line: string; i: number; j: number }> = [];
+    // j: the line of `b` the op is at (a removal sits before it)
+    const ops: DiffOp[] = [];
     let i = 0;
     let j = 0;
     while (i < n || j < m) {
-        if (i < n && j < m && x[i] === y[j]) ops.push({ op: " ", line: x[i++], i, j: j++ });
+        if (i < n && j < m && x[i] === y[j]) {
+            i++;
+            ops.push({ op: " ", line: y[j], j: j++ });
+        }
         // removals before additions where both keep the common lines, as diff -u prints them
-        else if (j < m && (i === n || lcs[i][j + 1] > lcs[i + 1][j])) ops.push({ op: "+", line: y[j++], i, j });
-        else ops.push({ op: "-", line: x[i++], i, j });
+        else if (j < m && (i === n || lcs[i][j + 1] > lcs[i + 1][j])) ops.push({ op: "+", line: y[j], j: j++ });
+        else ops.push({ op: "-", line: x[i++], j });
     }
-    const out = [`--- ${labelA}`, `+++ ${labelB}`];
+    return ops;
+}
+
+/** The hunks of an edit script (`context` lines around each change), line numbers from 1 within it; none when equal. */
+function hunks(ops: DiffOp[], context: number): string[] {
+    const out: string[] = [];
     const changed = ops.map((o, k) => (o.op === " " ? -1 : k)).filter((k) => k >= 0);
     let k = 0;
     while (k < changed.length) {
@@ -94,13 +209,48 @@ export function unifiedDiff(a: string, b: string, labelA: string, labelB: string
         const bLen = hunk.filter((o) => o.op !== "-").length;
         out.push(`@@ -${aLen ? aStart : aStart - 1},${aLen} +${bLen ? bStart : bStart - 1},${bLen} @@`, ...hunk.map((o) => o.op + o.line));
     }
-    return out.join("\n");
+    return out;
+}
+
+/** A unified diff of two texts (3 lines of context), `--- a` / `+++ b` headers, as GNU diff -u; empty when equal. */
+export function unifiedDiff(a: string, b: string, labelA: string, labelB: string, context = 3): string {
+    if (a === b) return "";
+    return [`--- ${labelA}`, `+++ ${labelB}`, ...hunks(diffOps(a, b), context)].join("\n");
 }
 
 /**
- * The script-set part of a diff: per changed set once, its unified diff (or, when the old plan
- * does not carry the old text, the old id only), then one line per resource that runs another
- * set than before. Empty when no set changed.
+ * A changed script set as a reviewer reads it: which of its files changed, then a unified diff
+ * per changed file (line numbers within the file). The files are the new set's (this program's
+ * script files); the old set's lines are placed by the common lines around them. A set that is
+ * not made of this program's files: one diff of the whole text.
+ */
+export function scriptSetDiff(script: string, a: ScriptSetText, b: ScriptSetText): string {
+    const head = `${script}: script set ${shortId(b.sha256)} (was ${shortId(a.sha256)})`;
+    const files = scriptFilesOf(b.text);
+    if (!files) {
+        return [`${head}:`, unifiedDiff(a.text, b.text, `${script} ${shortId(a.sha256)}`, `${script} ${shortId(b.sha256)}`)].join("\n");
+    }
+    const ops = diffOps(a.text, b.text);
+    // The file of each line of b: its index in `files`.
+    const fileOfLine = files.flatMap((f, k) => Array<number>(f.lines).fill(k));
+    const last = files.length - 1;
+    // A removal sits before line j of b; a file's last line is the empty one after its final newline.
+    const fileOf = (o: DiffOp) => fileOfLine[o.j] ?? last;
+    const perFile = files.map(() => [] as DiffOp[]);
+    for (const o of ops) perFile[fileOf(o)].push(o);
+    const changed = files.filter((_, k) => perFile[k].some((o) => o.op !== " ")).map((f) => f.file);
+    const same = files.map((f) => f.file).filter((f) => !changed.includes(f));
+    const lines = [`${head}: ${changed.join(", ")} changed${same.length ? `; ${same.join(", ")} unchanged` : ""}`];
+    files.forEach((f, k) => {
+        if (changed.includes(f.file)) lines.push(`--- ${f.file} ${shortId(a.sha256)}`, `+++ ${f.file} ${shortId(b.sha256)}`, ...hunks(perFile[k], 3));
+    });
+    return lines.join("\n");
+}
+
+/**
+ * The script-set part of a diff: per changed set once, which files changed and their unified
+ * diffs (or, when the old plan does not carry the old text, the old id only), then one line per
+ * resource that runs another set than before. Empty when no set changed.
  */
 export function renderScriptSetChanges(before: PlannedResource[], after: PlannedResource[]): string {
     const oldTexts = scriptSetTexts(before);
@@ -122,16 +272,11 @@ export function renderScriptSetChanges(before: PlannedResource[], after: Planned
             if (diffs.has(key)) continue;
             const a = wasSha ? oldTexts.get(wasSha) : undefined;
             const b = newTexts.get(sha256);
-            diffs.set(
-                key,
-                a && b
-                    ? unifiedDiff(a.text, b.text, `${script} ${shortId(a.sha256)}`, `${script} ${shortId(b.sha256)}`)
-                    : `${script}: script set ${shortId(sha256)} (was ${wasLabel}); the old plan does not carry the old text`,
-            );
+            diffs.set(key, a && b ? scriptSetDiff(script, a, b) : `${script}: script set ${shortId(sha256)} (was ${wasLabel}); the old plan does not carry the old text`);
         }
     }
     if (lines.length === 0) return "";
-    return ["Script sets changed (each once):", "", ...diffs.values(), "", "Runs another script set:", ...lines].join("\n");
+    return ["Script sets changed (each once):", "", [...diffs.values()].join("\n\n"), "", "Runs another script set:", ...lines].join("\n");
 }
 
 /** `--out`: each script set's text as `scripts/<id>/<script>`. */
