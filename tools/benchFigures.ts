@@ -1,7 +1,8 @@
 /**
  * What a plan's resources carry as inputs (the engine's state holds them, and their outputs
- * again): bytes per LVM node, and a whole 3-host CephFS with 4 OSDs. Inputs as the plan records
- * them (`--json`), secrets as "[secret]".
+ * again): bytes per LVM node, and a whole 3-host CephFS with 4 OSDs (node3 has two devices).
+ * Inputs as the plan records them (`--json`, compact), secrets as "[secret]". `npm run bench`
+ * prints them; with `--verbose` each stack's resources of 1 KB or more, largest first.
  */
 import * as yaml from "js-yaml";
 import { PlannedResource } from "./plan/model";
@@ -21,6 +22,13 @@ async function plan(values: Record<string, unknown>, program?: string): Promise<
     return run.resources;
 }
 
+/** Each resource's input bytes (compact, and indented as `--json` prints them), largest first. */
+export function inputSizes(resources: PlannedResource[]): Array<{ name: string; type: string; bytes: number; printed: number }> {
+    return resources
+        .map((r) => ({ name: r.name, type: r.type, bytes: Buffer.byteLength(JSON.stringify(r.inputs)), printed: Buffer.byteLength(JSON.stringify(r.inputs, null, 2)) }))
+        .sort((a, b) => b.bytes - a.bytes);
+}
+
 export interface InputFigures {
     /** Inputs of one LVM node's resources (script copy, disk command, label), 4 devices. */
     lvmNodeBytes: number;
@@ -28,6 +36,8 @@ export interface InputFigures {
     cephfs3x4Bytes: number;
     /** Of those, the remote side: the disk commands and their script copies. */
     cephfs3x4RemoteBytes: number;
+    /** The planned resources the figures come from: 10 LVM nodes, and the CephFS stack. */
+    stacks: Record<"lvm: 10 nodes, 4 devices each" | "cephfs: 3 hosts, 4 OSDs", PlannedResource[]>;
 }
 
 /** The figures of this program, or of `program` (another version's index.ts, for comparison). */
@@ -48,5 +58,25 @@ export async function inputFigures(program?: string): Promise<InputFigures> {
         lvmNodeBytes: Math.round(inputBytes(ofNodes) / nodes),
         cephfs3x4Bytes: inputBytes(ceph),
         cephfs3x4RemoteBytes: inputBytes(ceph.filter((r) => r.type.startsWith("command:remote:"))),
+        stacks: { "lvm: 10 nodes, 4 devices each": lvm, "cephfs: 3 hosts, 4 OSDs": ceph },
     };
+}
+
+const kb = (n: number) => `${(n / 1000).toFixed(1)} KB`;
+
+/** The issue's input figures as lines; with `verbose`, each stack's resources of 1 KB or more. */
+export function inputFigureLines(f: InputFigures, verbose: boolean): string[] {
+    const lines = [
+        `plan inputs per LVM node (4 devices): ${kb(f.lvmNodeBytes)} (goal <= 4 KB)`,
+        `plan inputs of a 3-host CephFS with 4 OSDs: ${kb(f.cephfs3x4Bytes)} (goal <= 300 KB), of which disk commands and script copies ${kb(f.cephfs3x4RemoteBytes)}`,
+    ];
+    if (verbose) {
+        for (const [label, resources] of Object.entries(f.stacks)) {
+            const sizes = inputSizes(resources);
+            const printed = sizes.reduce((sum, s) => sum + s.printed, 0);
+            lines.push(`${label}: ${sizes.length} resources, ${kb(printed)} as --json prints the inputs; of 1 KB or more:`);
+            lines.push(...sizes.filter((s) => s.bytes >= 1000).map((s) => `  ${kb(s.bytes).padStart(9)}  ${s.name} (${s.type})`));
+        }
+    }
+    return lines;
 }

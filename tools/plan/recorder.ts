@@ -10,17 +10,28 @@ const sigKey = "4dabf18193072939515e22adb298388d";
 const secretSig = "1b47061264138c4ac30d75fd1eb44270";
 const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
+/**
+ * `value` with `f` applied to each element or property: the same array or object when nothing
+ * changed. A plan's record keeps its inputs twice (redacted, and as policies see them) for
+ * every resource: shared subtrees keep the second copy nearly free (5000 nodes: hundreds of MiB).
+ */
+function mapShared(value: unknown[] | Record<string, unknown>, f: (v: unknown, k: string) => unknown): unknown {
+    if (Array.isArray(value)) {
+        const mapped = value.map((v, i) => f(v, String(i)));
+        return mapped.every((v, i) => v === value[i]) ? value : mapped;
+    }
+    const entries = Object.entries(value);
+    const mapped = entries.map(([k, v]) => [k, f(v, k)] as const);
+    return mapped.every(([, v], i) => v === entries[i][1]) ? value : Object.fromEntries(mapped);
+}
+
 /** Replaces secret values by "[secret]" and drops the SDK's internal markers. */
 export function redact(value: unknown): unknown {
-    if (Array.isArray(value)) {
-        return value.map(redact);
-    }
     if (value && typeof value === "object") {
-        const obj = value as Record<string, unknown>;
-        if (obj[sigKey] === secretSig) {
+        if ((value as Record<string, unknown>)[sigKey] === secretSig) {
             return secretMarker;
         }
-        return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redact(v)]));
+        return mapShared(value as Record<string, unknown>, redact);
     }
     return value === unknownValue ? "[unknown]" : value;
 }
@@ -31,18 +42,13 @@ export function redact(value: unknown): unknown {
  * secrets themselves, and credentials inside opened ones, stay "[secret]".
  */
 export function redactForPolicy(value: unknown, insideSecret = false): unknown {
-    if (Array.isArray(value)) {
-        return value.map((v) => redactForPolicy(v, insideSecret));
-    }
     if (value && typeof value === "object") {
         const obj = value as Record<string, unknown>;
         if (obj[sigKey] === secretSig) {
             const inner = obj.value;
             return inner && typeof inner === "object" && !Array.isArray(inner) ? redactForPolicy(inner, true) : secretMarker;
         }
-        return Object.fromEntries(
-            Object.entries(obj).map(([k, v]) => [k, insideSecret && credentialKeys.has(k) ? secretMarker : redactForPolicy(v, insideSecret)]),
-        );
+        return mapShared(obj, (v, k) => (insideSecret && !Array.isArray(obj) && credentialKeys.has(k) ? secretMarker : redactForPolicy(v, insideSecret)));
     }
     return value === unknownValue ? "[unknown]" : value;
 }
