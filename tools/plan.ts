@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
-import { checkConfigSize } from "./plan/configSize";
+import { checkStackFileConfigSize } from "./plan/configSize";
 import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
 import { PlanRun } from "./plan/model";
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     const target = readStackArg(opts.target);
     // Pulumi passes the whole config in one environment variable: past Linux's limit for one,
     // pulumi preview and up cannot start the program (tools/plan/configSize.ts).
-    const configSize = checkConfigSize(target.config.values, path.relative(process.cwd(), target.file));
+    const configSize = checkStackFileConfigSize(target);
     if (configSize.error && !opts.overConfigLimit) {
         throw new CliInputError(`${configSize.error} (--over-config-limit plans it anyway)`);
     }

@@ -6,6 +6,7 @@
  * `pulumi preview` and `pulumi up` fail before the program starts ("fork/exec .../node: argument
  * list too long", pulumi/pulumi#20402; seen here with 500 nodes x 4 devices). Pure: unit-tested.
  */
+import * as path from "path";
 
 /** Linux's MAX_ARG_STRLEN (32 pages of 4 KiB): the longest one `NAME=value` string may be. */
 export const maxEnvironmentString = 32 * 4096;
@@ -59,4 +60,9 @@ export function checkConfigSize(values: Record<string, unknown>, stackFile: stri
         };
     }
     return { bytes };
+}
+
+/** checkConfigSize of a stack file as the plan read it, named relative to the working directory. */
+export function checkStackFileConfigSize(stack: { file: string; config: { values: Record<string, unknown> } }, cwd = process.cwd()): ConfigSize {
+    return checkConfigSize(stack.config.values, path.relative(cwd, stack.file));
 }
