@@ -35,14 +35,14 @@ gt_usage="ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <hos
 # gt_timeout SUBJECT WHAT: the bound ran out; names the daemon, the last answer and the cluster's
 # health detail, exits 3.
 gt_timeout() {
-    gt_to_health=$(zcc_ceph health detail 2>&1 | head -n 40 | tr '\n' ' ') || true
+    gt_to_health=$(zcc_ceph health detail 2>/dev/null | head -n 40 | tr '\n' ' ') || true
     zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ')- health: ${gt_to_health:-unknown}"
     exit "$ZCC_EXIT_TIMEOUT"
 }
 
 # gt_in_quorum ID: true when mon.ID is in the quorum; prints the quorum when not.
 gt_in_quorum() {
-    gt_q_names=$(zcc_ceph quorum_status --format json 2>&1 | python3 -c '
+    gt_q_names=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
 import json, sys
 print(" ".join(json.load(sys.stdin).get("quorum_names", [])))
 ') || { echo "no quorum_status answer"; return 1; }
@@ -70,7 +70,9 @@ gt_ok_to_stop() {
     fi
     # shellcheck disable=SC2086 # one argument per id
     if ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); then
-        zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: $(printf '%s' "$gt_ok_out" | tr '\n' ' ')- not restarted"
+        # Ceph's reason, without the client's own log lines (timestamped)
+        gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
+        zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted"
     fi
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
 }
