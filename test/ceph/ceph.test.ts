@@ -824,6 +824,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.deepEqual(decisions(ok(await gate("mon-quorum", "--id", "c")).stdout), ["zcloud: mon.c: in the quorum"]);
         let t0 = Date.now();
         await c.stopDaemon("mon.c");
+        await waitFor("mon.c out of the quorum", 90_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.includes("c") ? undefined : true));
         const monDown = await gate("mon-quorum", "--id", "c", "--timeout", "3");
         assert.equal(monDown.code, 3, show(monDown));
         assert.match(monDown.stderr, /^zcloud: mon\.c: refused: not in the quorum after 3s: quorum is \[a b\] - health: HEALTH_WARN .*mon\.?c/m);
