@@ -1,7 +1,7 @@
 import { ScriptBundle, scriptBundle } from "../node/bundle";
 
 /** The Ceph scripts of components/node/ceph, each shipped after the shared libraries. */
-export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh";
+export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh" | "ceph-gate.sh";
 
 /** Where a Ceph pod finds its script sets (one file per set, from immutable ConfigMaps). */
 export const cephScriptDir = "/etc/zcloud/scripts";

@@ -821,6 +821,60 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         lap("grow to three hosts: mons b, c join; re-runs untouched");
     });
 
+    it("health gates (ceph-gate.sh): mon back in quorum, host ok-to-stop refuses what would make PGs inactive, host OSDs up + PGs active, noout, fs active", async () => {
+        const gate = (...args: string[]) => c.script("ceph-gate", [...args, "--fsid", c.fsid]);
+        const restart = (name: string, container: PlannedContainer) => {
+            fs.renameSync(path.join(c.tmp, "log", `${name}.out`), path.join(c.tmp, "log", `${name}-before-gate.out`));
+            c.containerDaemon(name, container);
+        };
+        // mon: a stopped mon fails the gate with its name, the quorum and the health detail; back, it passes
+        assert.deepEqual(decisions(ok(await gate("mon-quorum", "--id", "c")).stdout), ["zcloud: mon.c: in the quorum"]);
+        let t0 = Date.now();
+        await c.stopDaemon("mon.c");
+        await waitFor("mon.c out of the quorum", 90_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.includes("c") ? undefined : true));
+        const monDown = await gate("mon-quorum", "--id", "c", "--timeout", "3");
+        assert.equal(monDown.code, 3, show(monDown));
+        assert.match(monDown.stderr, /^zcloud: mon\.c: refused: not in the quorum after 3s: quorum is \[a b\] - health: HEALTH_WARN .*mon\.?c/m);
+        restart("mon.c", grown.container(`ceph-${FS}-mon-c`, "mon"));
+        const monBack = ok(await gate("mon-quorum", "--id", "c", "--timeout", "120"));
+        assert.equal(decisions(monBack.stdout).at(-1), "zcloud: mon.c: in the quorum");
+        const monMs = Date.now() - t0;
+
+        // OSDs of one CRUSH host: with min_size 1 the other host's copy keeps PGs active (ok);
+        // with min_size 2 stopping the host would make them inactive: refused with Ceph's reason
+        assert.deepEqual(decisions(ok(await gate("osd-ok-to-stop", "--host", NODE2)).stdout), [`zcloud: host ${NODE2}: osd 2 ok to stop`]);
+        for (const pool of [`${FS}-metadata`, `${FS}-data`]) ok(await c.ceph(["osd", "pool", "set", pool, "min_size", "2"]));
+        const refused = await gate("osd-ok-to-stop", "--host", NODE2);
+        for (const pool of [`${FS}-metadata`, `${FS}-data`]) ok(await c.ceph(["osd", "pool", "set", pool, "min_size", "1"]));
+        assert.equal(refused.code, 1, show(refused));
+        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODE2}: refused: stopping osd 2 would make placement groups inactive: .+- not restarted$`, "m"));
+
+        // the roll of one host: noout, stop, the after-gate holds until the OSD is up and PGs active
+        t0 = Date.now();
+        assert.deepEqual(decisions(ok(await gate("noout", "set")).stdout), [`zcloud: cluster ${c.fsid}: noout set`]);
+        await c.stopDaemon("osd.2");
+        await waitFor("osd.2 down", 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 1 ? true : undefined));
+        const osdDown = await gate("osd-up", "--host", NODE2, "--timeout", "3");
+        assert.equal(osdDown.code, 3, show(osdDown));
+        assert.match(osdDown.stderr, new RegExp(`^zcloud: host ${NODE2} \\(osd 2\\): refused: not up with all placement groups active after 3s: osd\\.2 is down in - health: HEALTH_WARN .*noout`, "m"));
+        restart("osd.2", plan.container(osdWorkload.c, "osd"));
+        const osdBack = ok(await gate("osd-up", "--host", NODE2, "--timeout", "120"));
+        assert.equal(decisions(osdBack.stdout).at(-1), `zcloud: host ${NODE2}: osd 2 up and in, all placement groups active`);
+        const pgs = await c.cephJson<{ pg_summary?: { num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"]);
+        const states = (pgs.pg_summary ?? (pgs as any)).num_pg_by_state as { name: string }[];
+        assert.ok(states.every((st) => st.name.split("+").includes("active")), JSON.stringify(states));
+        assert.deepEqual(decisions(ok(await gate("noout", "unset")).stdout), [`zcloud: cluster ${c.fsid}: noout unset`]);
+        const osdMs = Date.now() - t0;
+
+        // mds: one active, no standby: the handover says so; the fs is active
+        assert.deepEqual(decisions(ok(await gate("mds-handover", "--name", "a", "--fs", FS)).stdout), [
+            `zcloud: mds.a: active for ${FS} with no standby; restarts without a handover (fs briefly unavailable)`,
+        ]);
+        assert.deepEqual(decisions(ok(await gate("fs-active", "--fs", FS)).stdout), [`zcloud: fs ${FS}: active`]);
+        assert.equal(ok(await c.exec(["cat", path.join(mountDir, "hello.txt")])).stdout, "zcloud cephfs data\n");
+        lap(`health gates: mon.c restart ${(monMs / 1000).toFixed(1)} s, ${NODE2} OSD roll ${(osdMs / 1000).toFixed(1)} s`);
+    });
+
     it("no key ever appears in what the scripts and daemons printed", () => {
         const read = (d: string) => fs.readdirSync(d).map((f) => fs.readFileSync(path.join(d, f), "utf8")).join("\n");
         // what the pods print (their logs) and the scripts' output: no key of any shape

@@ -1,0 +1,200 @@
+#!/bin/sh
+# ceph-gate.sh: the health gates of a rolling daemon restart (one daemon, or one CRUSH host's
+# OSDs, at a time). Runs in the storage's admin pod as client.admin. Every action takes
+# --fsid <fsid> (the storage's cluster from Pulumi state) and first refuses, changing nothing,
+# unless ceph.conf and the cluster the admin key reaches are that cluster; waits are bounded by
+# --timeout <s> (default 600). On timeout the message names the daemon and carries
+# `ceph health detail`.
+#
+# ceph-gate.sh mon-quorum --id <mon>
+#   Waits until mon.<id> is in the quorum (quorum_status).
+# ceph-gate.sh osd-ok-to-stop --host <crush host>
+#   Refuses, with Ceph's reason, when stopping every OSD of that CRUSH host would leave some
+#   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
+# ceph-gate.sh osd-up --host <crush host>
+#   Waits until every OSD of that CRUSH host is up and in and every placement group is active.
+# ceph-gate.sh noout set|unset
+#   Sets or clears the cluster's noout flag (around the OSD roll).
+# ceph-gate.sh mds-handover --name <mds> --fs <fs>
+#   When mds.<name> holds a rank of <fs> and a standby exists: fails it over (`ceph mds fail`)
+#   and waits until <fs> has an active MDS again that is not <name>. Without a standby, or when
+#   <name> holds no rank: nothing to do.
+# ceph-gate.sh fs-active --fs <fs>
+#   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for).
+# Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
+set -eu
+
+# Shipped as `sh -c '<lib.sh + ceph-lib.sh + this>' <name> <args>`; standalone it sources them.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
+command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
+
+gt_usage="ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])"
+
+# gt_timeout SUBJECT WHAT: the bound ran out; names the daemon, the last answer and the cluster's
+# health detail, exits 3.
+gt_timeout() {
+    gt_to_health=$(zcc_ceph health detail 2>/dev/null | head -n 40 | tr '\n' ' ') || true
+    zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ')- health: ${gt_to_health:-unknown}"
+    exit "$ZCC_EXIT_TIMEOUT"
+}
+
+# gt_in_quorum ID: true when mon.ID is in the quorum; prints the quorum when not.
+gt_in_quorum() {
+    gt_q_names=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(json.load(sys.stdin).get("quorum_names", [])))
+') || { echo "no quorum_status answer"; return 1; }
+    case " $gt_q_names " in *" $1 "*) return 0 ;; esac
+    echo "quorum is [$gt_q_names]"
+    return 1
+}
+
+# gt_host_osds HOST: the ids of the OSDs under CRUSH host HOST, space-separated (none: empty).
+gt_host_osds() {
+    zcc_ceph osd tree --format json 2>/dev/null | python3 -c '
+import json, sys
+nodes = {n["id"]: n for n in json.load(sys.stdin)["nodes"]}
+ids = [c for n in nodes.values() if n["type"] == "host" and n["name"] == sys.argv[1] for c in n.get("children", [])]
+print(" ".join(str(i) for i in sorted(ids) if i >= 0))
+' "$1"
+}
+
+# gt_ok_to_stop HOST: refuses with Ceph's reason unless every OSD of HOST may stop at once.
+gt_ok_to_stop() {
+    gt_ok_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
+    if [ -z "$gt_ok_ids" ]; then
+        zc_log "host $1" "no OSDs in the CRUSH map; nothing to check"
+        return 0
+    fi
+    # shellcheck disable=SC2086 # one argument per id
+    if ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); then
+        # Ceph's reason, without the client's own log lines (timestamped)
+        gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
+        zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted"
+    fi
+    zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
+}
+
+# gt_osds_up IDS: true when every listed OSD is up and in and every placement group is active;
+# prints what is missing when not.
+gt_osds_up() {
+    zcc_ceph osd dump >"$zcc_tmp/dump" 2>&1 || { echo "cannot read the osdmap"; return 1; }
+    for gt_u_id in $1; do
+        gt_u_state=$(awk -v o="osd.$gt_u_id" '$1 == o { print $2, $3; exit }' "$zcc_tmp/dump")
+        [ "$gt_u_state" = "up in" ] || { echo "osd.$gt_u_id is ${gt_u_state:-absent}"; return 1; }
+    done
+    gt_u_inactive=$(zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d = d.get("pg_summary", d)
+total = d.get("num_pgs", 0)
+active = sum(s["num"] for s in d.get("num_pg_by_state", []) if "active" in s["name"].split("+"))
+print(total - active)
+') || gt_u_inactive=unknown
+    [ "$gt_u_inactive" = 0 ] || { echo "$gt_u_inactive placement groups are not active"; return 1; }
+}
+
+gt_osd_up() {
+    gt_ou_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
+    if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_osds_up "$gt_ou_ids"; then
+        gt_timeout "host $1 (osd $(echo "$gt_ou_ids" | sed 's/ /,/g'))" "not up with all placement groups active"
+    fi
+    zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in, all placement groups active"
+}
+
+# gt_fs_ranks FS: "<active names> | <standby count>" of FS, or "absent".
+gt_fs_ranks() {
+    zcc_ceph fs dump --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+fs = [f["mdsmap"] for f in d.get("filesystems", []) if f["mdsmap"]["fs_name"] == sys.argv[1]]
+if not fs:
+    print("absent")
+    sys.exit(0)
+active = [i["name"] for i in fs[0]["info"].values() if i["state"] == "up:active"]
+print(" ".join(sorted(active)) + "|" + str(len(d.get("standbys", []))))
+' "$1"
+}
+
+# gt_fs_is_active FS [NOT]: true when FS has an active MDS (other than NOT); absent counts.
+gt_fs_is_active() {
+    gt_fa=$(gt_fs_ranks "$1") || { echo "cannot read the fs map"; return 1; }
+    [ "$gt_fa" != absent ] || return 0
+    for gt_fa_n in ${gt_fa%|*}; do
+        [ "$gt_fa_n" = "${2:-}" ] || return 0
+    done
+    echo "no active MDS for $1 (active: [${gt_fa%|*}])"
+    return 1
+}
+
+gt_fs_active() {
+    if ! zcc_wait "fs $1" "$gt_limit" "an active MDS" gt_fs_is_active "$1" "${2:-}"; then
+        gt_timeout "fs $1" "no active MDS"
+    fi
+    zc_log "fs $1" "active"
+}
+
+gt_mds_handover() {
+    gt_mh=$(gt_fs_ranks "$2") || zc_fail "mds.$1" "cannot read the fs map"
+    case " ${gt_mh%|*} " in
+        *" $1 "*) ;;
+        *)
+            zc_log "mds.$1" "holds no active rank of $2; nothing to hand over"
+            return 0
+            ;;
+    esac
+    if [ "${gt_mh#*|}" = 0 ]; then
+        zc_log "mds.$1" "active for $2 with no standby; restarts without a handover (fs briefly unavailable)"
+        return 0
+    fi
+    zcc_ceph mds fail "$1" >/dev/null 2>&1 || zc_fail "mds.$1" "ceph mds fail"
+    zc_log "mds.$1" "failed over to a standby"
+    gt_fs_active "$2" "$1"
+}
+
+gt_action=${1:-}
+case $gt_action in mon-quorum | osd-ok-to-stop | osd-up | noout | mds-handover | fs-active) shift ;; *) zcc_usage "$gt_usage" ;; esac
+gt_flag=
+if [ "$gt_action" = noout ]; then
+    case ${1:-} in set | unset) gt_flag=$1; shift ;; *) zcc_usage "$gt_usage" ;; esac
+fi
+gt_fsid_want='' gt_id='' gt_host='' gt_fs='' gt_limit=600
+while [ $# -gt 0 ]; do
+    case $1 in
+        --fsid) zcc_need_value "$1" "${2:-}"; gt_fsid_want=$2; shift 2 ;;
+        --id | --name) zcc_need_value "$1" "${2:-}"; gt_id=$2; shift 2 ;;
+        --host) zcc_need_value "$1" "${2:-}"; gt_host=$2; shift 2 ;;
+        --fs) zcc_need_value "$1" "${2:-}"; gt_fs=$2; shift 2 ;;
+        --timeout) zcc_need_value "$1" "${2:-}"; gt_limit=$2; shift 2 ;;
+        *) zcc_usage "$gt_usage" ;;
+    esac
+done
+case $gt_limit in '' | *[!0-9]*) zcc_usage "--timeout must be seconds" ;; esac
+case $gt_action in
+    mon-quorum) [ -n "$gt_id" ] || zcc_usage "$gt_usage" ;;
+    osd-ok-to-stop | osd-up) [ -n "$gt_host" ] || zcc_usage "$gt_usage" ;;
+    mds-handover) [ -n "$gt_id" ] || zcc_usage "$gt_usage"; [ -n "$gt_fs" ] || zcc_usage "$gt_usage" ;;
+    fs-active) [ -n "$gt_fs" ] || zcc_usage "$gt_usage" ;;
+esac
+[ -n "$gt_fsid_want" ] || zcc_usage "$gt_usage"
+zcc_require_cluster "$gt_fsid_want"
+zcc_private_dir
+
+case $gt_action in
+    mon-quorum)
+        if ! zcc_wait "mon.$gt_id" "$gt_limit" "it to be in the quorum" gt_in_quorum "$gt_id"; then
+            gt_timeout "mon.$gt_id" "not in the quorum"
+        fi
+        zc_log "mon.$gt_id" "in the quorum"
+        ;;
+    osd-ok-to-stop) gt_ok_to_stop "$gt_host" ;;
+    osd-up) gt_osd_up "$gt_host" ;;
+    noout)
+        zcc_ceph osd "$gt_flag" noout >/dev/null 2>&1 || zc_fail "cluster $gt_fsid_want" "ceph osd $gt_flag noout"
+        zc_log "cluster $gt_fsid_want" "noout ${gt_flag}"
+        ;;
+    mds-handover) gt_mds_handover "$gt_id" "$gt_fs" ;;
+    fs-active) gt_fs_active "$gt_fs" ;;
+esac
