@@ -74,12 +74,10 @@ describe("--diff-plan", () => {
         const kinds = (symbol: string) => lines.filter((l) => l.startsWith(`${symbol} `)).map((l) => l.slice(26).split(" ")[0]).sort();
         // the in-cluster script sets' ConfigMaps, and each node's disk-script copy
         assert.deepEqual(kinds("+"), [...["fs", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), "shared-n1-disks-scripts", "shared-n2-disks-scripts"].sort());
-        // ceph.conf changed since (Ceph 20: the program's AES-128 keys allowed): its ConfigMap is replaced
-        assert.deepEqual(kinds("+-"), ["shared-ceph-conf", "shared-filesystem"]);
-        // the admin DaemonSet by the Ceph image (Squid -> Tentacle)
-        assert.deepEqual(kinds("~"), ["ceph-shared-admin", "ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
+        assert.deepEqual(kinds("+-"), ["shared-filesystem"]);
+        assert.deepEqual(kinds("~"), ["ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
         assert.deepEqual(kinds("-"), []);
-        assert.equal(lines[lines.length - 1], "2 to replace, 12 to update, 7 to create");
+        assert.equal(lines[lines.length - 1], "1 to replace, 11 to update, 7 to create");
         // the script change once per set (the old plan carried the text inline, not as a set),
         // then one line per workload that runs a set
         const osdId = cephScriptBundle("ceph-osd.sh").id;
