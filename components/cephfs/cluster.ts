@@ -118,10 +118,6 @@ export function renderCephConf(a: { fsid: string; mons: MonAddress[]; replicas: 
         // Clients must prove their global_id on reconnect (CVE-2021-20288); otherwise a new
         // cluster stays in HEALTH_WARN (AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED).
         "auth_allow_insecure_global_id_reclaim = false",
-        // The program's keys are AES-128 (cephKey); Ceph 20 refuses them unless allowed (a new
-        // cluster: every client fails to authenticate) and reports them in HEALTH_WARN
-        // (AUTH_INSECURE_CLIENT_KEY_TYPE, AUTH_INSECURE_KEYS_ALLOWED) until keys move to AES-256.
-        "mon_auth_allow_insecure_key = true",
         // Containers log to stderr; pods' logs are the daemons' logs.
         "log_to_file = false",
         "log_to_stderr = true",

@@ -64,8 +64,8 @@ function osdAction(c: PlannedContainer, action: string): PlannedContainer {
 }
 /**
  * Health checks this single-host test cluster may show at the end: Ceph 20's reports of the
- * program's AES-128 keys (allowed in the monmap and ceph.conf until the program makes AES-256
- * keys), nothing else.
+ * program's AES-128 keys (allowed in the monmap and by the tier's test-only ceph.conf setting,
+ * TEST_CONF), nothing else.
  */
 const ALLOWED_HEALTH_CHECKS = new Set<string>(["AUTH_INSECURE_CLIENT_KEY_TYPE", "AUTH_INSECURE_KEYS_ALLOWED", "AUTH_INSECURE_KEYS_CREATABLE"]);
 

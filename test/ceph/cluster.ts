@@ -113,6 +113,9 @@ export const TEST_CONF: Record<string, string> = {
     osd_op_num_shards: "1",
     osd_op_num_threads_per_shard: "1",
     mds_cache_memory_limit: "134217728",
+    // Test-only: the tier runs Ceph 20, which refuses the program's AES-128 keys (cephKey) unless
+    // allowed. The program ships Ceph 19 until it makes AES-256 keys, so its ceph.conf does not set this.
+    mon_auth_allow_insecure_key: "true",
 };
 
 /** ceph.conf text with `key = value` lines replaced (or appended to [global]) from overrides. */

@@ -42,8 +42,7 @@ test("old program -> new: every remote command updates in place (create/update/d
     const changes = diffPlans(before_.resources, after_.resources);
     // The filesystem Job is replaced on any change of its scripts, as before (its script set now
     // comes from a ConfigMap: test/plan/cephfs-scripts.test.ts); it runs idempotently and holds no data.
-    // ceph.conf changed since (Ceph 20: the program's AES-128 keys allowed): its ConfigMap is replaced.
-    assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), ["replace shared-fs-ceph-conf", "replace shared-fs-filesystem"]);
+    assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), ["replace shared-fs-filesystem"]);
     const remote = changes.filter((c) => c.resource.type === "command:remote:Command").map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`);
     assert.deepEqual(remote.sort(), [
         "update fast-node1-disks create,delete",

@@ -1,12 +1,13 @@
 /**
- * An existing CephFS stack made by the program that shipped Ceph Squid (quay.io/ceph/ceph:v19.2.4)
- * moved to Tentacle (v20.2.4): both programs planned under the mock runtime with one config, then
- * the offline diff. The image of the Ceph containers changes, ceph-osd.sh (Ceph 20's label
- * marks a finished mkfs with `ready` only; keys of both shapes masked), ceph-mon-init.sh and
- * ceph.conf (the program's AES-128 keys allowed): every Ceph workload is an in-place update (its pods
- * restart on the new image), the mon-init and OSD script sets are new ConfigMaps (content-addressed name; the
- * old one goes last), the filesystem Job is replaced as on any change of its pod (it is
- * idempotent and holds no data), nothing else changes or goes.
+ * An existing CephFS stack made by the program at b7ed797 (Ceph Squid, quay.io/ceph/ceph:v19.2.4)
+ * planned again by this program, which still ships Squid 19.2.4 but carries the script fixes
+ * the Ceph tier needed at Tentacle 20.2.4 (the release to move to): both programs planned under
+ * the mock runtime with one config, then the offline diff. The image stays; ceph-osd.sh (Ceph
+ * 20's label marks a finished mkfs with `ready` only; keys of both shapes masked) and
+ * ceph-mon-init.sh changed, so the mon-init and OSD script sets are new ConfigMaps
+ * (content-addressed names; the old ones go last) and the mons and OSDs update in place (their
+ * pods restart, all at once: no gates yet); ceph.conf, the admin pods, the mgrs, the mdss and
+ * the filesystem Job stay as they are.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -14,8 +15,8 @@ import { diffPlans } from "../../tools/plan/diff";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
-/** The last commit whose program shipped quay.io/ceph/ceph:v19.2.4. */
-const squidCommit = "b7ed797";
+/** The merged program before the Tentacle script fixes (it ships quay.io/ceph/ceph:v19.2.4, as this one does). */
+const baseCommit = "b7ed797";
 
 const config = {
     ...baseConfig,
@@ -27,7 +28,7 @@ let old: ReturnType<typeof oldProgram> | undefined;
 let before_: PlanRun;
 let after_: PlanRun;
 before(async () => {
-    old = oldProgram(squidCommit);
+    old = oldProgram(baseCommit);
     [before_, after_] = await Promise.all([planValues(config, old.program), planValues(config)]);
     assert.equal(before_.error, undefined, before_.error?.message);
     assert.equal(after_.error, undefined, after_.error?.message);
@@ -45,7 +46,7 @@ test("the base plan ships Squid v19.2.4 in every Ceph container", () => {
     assert.deepEqual([...new Set(ceph)], ["quay.io/ceph/ceph:v19.2.4"]);
 });
 
-test("Squid -> Tentacle: every Ceph workload updates in place (image, OSD script set), the filesystem Job is replaced, nothing else changes", () => {
+test("b7ed797 -> now: the image stays v19.2.4; the mons and OSDs update in place (script set), nothing else changes", () => {
     const changes = diffPlans(before_.resources, after_.resources);
     // The mon-init and OSD script sets changed (ceph-mon-init.sh, ceph-osd.sh): new ConfigMaps
     // (content-addressed names), the old ones deleted last.
@@ -54,27 +55,16 @@ test("Squid -> Tentacle: every Ceph workload updates in place (image, OSD script
     for (const [was, now] of sets) assert.notEqual(was, now);
     assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
         ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),
-        // ceph.conf allows the program's AES-128 keys (Ceph 20 refuses them otherwise): the
-        // ConfigMap is replaced as on any ceph.conf change; the daemons read it when they restart
-        "replace kubernetes:core/v1:ConfigMap shared-fs-ceph-conf data.ceph.conf",
         ...["mon-a", "mon-b", "mon-c"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
-        "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
-        ...["mgr-a", "mgr-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.spec`),
         ...["node4-wwn-0x4", "node5-wwn-0x5", "node6-wwn-0x6", "node6-wwn-0x7"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-osd-${d} spec.template.metadata,spec.template.spec`),
-        ...["mds-a", "mds-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.spec`),
-        "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
         ...sets.map(([was]) => `delete kubernetes:core/v1:ConfigMap ${was} `),
     ].sort());
-    const conf = (plan: PlanRun) => String((plan.resources.find((r) => r.name === "shared-fs-ceph-conf")!.inputs as any).data["ceph.conf"]).split("\n");
-    assert.deepEqual(conf(after_).filter((l) => !conf(before_).includes(l)), ["mon_auth_allow_insecure_key = true"]);
-    assert.deepEqual(conf(before_).filter((l) => !conf(after_).includes(l)), []);
-    for (const c of changes.filter((x) => (x.kind === "update" || x.kind === "replace") && x.resource.name !== "shared-fs-ceph-conf")) {
+    for (const c of changes.filter((x) => x.kind === "update")) {
         const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
-        // The new inputs are the old ones with the image tag and the OSD script set's name (and
-        // its hash annotation) moved, nothing else.
+        // The new inputs are the old ones with the script set's name (and its hash annotation)
+        // moved, nothing else: the image is the same.
         const hashes = (inputs: any): string => inputs.spec?.template?.metadata?.annotations?.["storage.zcloud.io/script-sets"] ?? "";
         const moved = JSON.stringify(was.inputs)
-            .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replaceAll(sets[0][0], sets[0][1])
             .replaceAll(sets[1][0], sets[1][1])
             .replaceAll(hashes(was.inputs) || "\0", hashes(c.resource.inputs));
@@ -82,5 +72,5 @@ test("Squid -> Tentacle: every Ceph workload updates in place (image, OSD script
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
         assert.equal(c.resource.deleteBeforeReplace, was.deleteBeforeReplace, c.resource.name);
     }
-    assert.deepEqual([...new Set(after_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))], ["quay.io/ceph/ceph:v20.2.4"]);
+    assert.deepEqual([...new Set(after_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))], ["quay.io/ceph/ceph:v19.2.4"]);
 });

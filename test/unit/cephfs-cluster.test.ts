@@ -90,8 +90,6 @@ describe("ceph.conf and ceph-csi config", () => {
         assert.match(conf, /^\[global\]\nfsid = 1b4e28ba-2fa1-11d2-883f-0016d3cca427\nmon_host = \[v2:10\.96\.0\.10:3300/);
         assert.doesNotMatch(conf, /AQ[A-Za-z0-9+/]{20}|^key/m);
         assert.match(conf, /^auth_allow_insecure_global_id_reclaim = false$/m);
-        // Ceph 20 refuses the program's AES-128 keys without it (test/ceph: a new cluster)
-        assert.match(conf, /^mon_auth_allow_insecure_key = true$/m);
     });
     it("ceph.conf sets the pool defaults to the storage's replicas (the mgr's own pool follows them)", () => {
         const conf = (replicas: number) => renderCephConf({ fsid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", mons, replicas });
