@@ -518,8 +518,13 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             assert.notEqual(exit, 0, waitLog);
             assert.match(waitLog, new RegExp(`zcloud: ${alias}: already osd\\.0 of this cluster \\(uuid ${osd0Uuid}\\); activating, not preparing`));
             // Which of BlueStore's two exclusive holds refuses first depends on timing (seen under
-            // load): the block device's exclusive open (EBUSY) or the fsid file's lock (EAGAIN).
-            assert.match(waitLog, /bdev\(.*\/var\/lib\/ceph\/osd\/ceph-0\/block\) open open got: \(16\) Device or resource busy|_lock_fsid failed to lock .*is another ceph-osd still running/, waitLog);
+            // load): the block device's exclusive open (EBUSY) or the fsid file's lock (EAGAIN); and
+            // ceph-osd, exiting at once, does not always flush its log (seen 2 of 6 runs at 20.2.4):
+            // what it printed, if anything, is one of those refusals.
+            const daemonSaid = waitLog.slice(waitLog.indexOf("zcloud: osd.0: starting the daemon")).split("\n").slice(1).join("\n").trim();
+            if (daemonSaid !== "") {
+                assert.match(daemonSaid, /bdev\(.*\/var\/lib\/ceph\/osd\/ceph-0\/block\) open open got: \(16\) Device or resource busy|_lock_fsid failed to lock .*is another ceph-osd still running/, waitLog);
+            }
             assert.ok(c.daemonPid("osd.0") !== undefined, "the old pod's osd.0 still runs");
             assert.equal((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds, 2);
 
@@ -836,7 +841,9 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         await waitFor("mon.c out of the quorum", 90_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.includes("c") ? undefined : true));
         const monDown = await gate("mon-quorum", "--id", "c", "--timeout", "3");
         assert.equal(monDown.code, 3, show(monDown));
-        assert.match(monDown.stderr, /^zcloud: mon\.c: refused: not in the quorum after 3s: quorum is \[a b\] - health: HEALTH_WARN .*mon\.?c/m);
+        // The health detail is what Ceph says at that moment: its MON_DOWN check may come a tick
+        // after the quorum shrank (at 20.2.4 the tier's AES-128 key warnings come first).
+        assert.match(monDown.stderr, /^zcloud: mon\.c: refused: not in the quorum after 3s: quorum is \[a b\] - health: HEALTH_(WARN|ERR) \S/m);
         restart("mon.c", grown.container(`ceph-${FS}-mon-c`, "mon"));
         const monBack = ok(await gate("mon-quorum", "--id", "c", "--timeout", "120"));
         assert.equal(decisions(monBack.stdout).at(-1), "zcloud: mon.c: in the quorum");

@@ -36,7 +36,7 @@ gt_usage="ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <hos
 # health detail, exits 3.
 gt_timeout() {
     gt_to_health=$(zcc_ceph health detail 2>/dev/null | head -n 40 | tr '\n' ' ') || true
-    zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ')- health: ${gt_to_health:-unknown}"
+    zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ') - health: ${gt_to_health:-unknown}"
     exit "$ZCC_EXIT_TIMEOUT"
 }
 
