@@ -1,4 +1,7 @@
-import { deployStorages, loadStackConfig } from "./components";
+import { deployStorages, limitRegistrationStackTraces, loadStackConfig } from "./components";
+
+// Each resource's registration stack goes into the checkpoint: keep its first frames only.
+limitRegistrationStackTraces();
 
 // Thin on purpose: read config -> validate (throws listing every error, before any resource)
 // -> instantiate components -> export outputs.

@@ -10,6 +10,7 @@ export * from "./iscsi";
 export { SshSettings, NodeAddress } from "./node/nodeCommand";
 export { storageNamespace } from "./k8s/namespace";
 export { imageRef, images } from "./images";
+export { limitRegistrationStackTraces } from "./stackTraces";
 export { deployStorages, DeployedStorages } from "./stack";
 export { loadStackConfig, configNamespace } from "./config/load";
 export { parseStackConfig, ParseResult, ParseOptions } from "./config/parse";

@@ -16,6 +16,8 @@ import { generatedLvmValues } from "./benchStack";
  * `--verbose` lists the largest resources' inputs, `--program` measures the inputs of another
  * checkout's program, size 0 only the inputs. Targets at 5000 nodes (Kubernetes' largest
  * supported cluster): 30 s each, peak RSS 1.2 GiB for the tree and `--json`, 1.6 GiB for `--diff`.
+ * After each size, the SDK's floor (tools/benchSdkFloor.ts): the peak RSS of the node's resource
+ * types alone, trivial inputs, under the SDK's own mocks.
  */
 const defaultSizes = [100, 500, 1000, 5000];
 const targetS = 30;
@@ -50,14 +52,12 @@ type Mode = "tree" | "--json" | "--diff";
 function measurePlan(file: string, mode: Mode, base: string, usageDir: string): Promise<Measured> {
     const json = mode === "--json";
     const args = ["--import", "tsx", path.join(__dirname, "plan.ts"), file, "--over-config-limit", ...(mode === "tree" ? [] : mode === "--json" ? ["--json"] : ["--diff", base])];
-    fs.rmSync(usageDir, { recursive: true, force: true });
-    fs.mkdirSync(usageDir);
-    const preload = `--require ${path.join(__dirname, "bench-usage.cjs")}`;
+    const env = usageEnv(usageDir);
     const start = performance.now();
     return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, args, {
             cwd: projectRoot,
-            env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(" "), ZCLOUD_BENCH_USAGE_DIR: usageDir },
+            env,
             stdio: ["ignore", "pipe", "pipe"],
         });
         let bytes = 0;
@@ -93,11 +93,41 @@ function measurePlan(file: string, mode: Mode, base: string, usageDir: string): 
                 // The diff's summary lines: "2 to create", "1 to replace", ...
                 resources = [...header.matchAll(/^(\d+) to \w+/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
             }
-            const usages = fs.readdirSync(usageDir).map((f) => JSON.parse(fs.readFileSync(path.join(usageDir, f), "utf8")) as { maxRssKiB: number; cpuS: number });
-            const maxRssKiB = Math.max(...usages.map((u) => u.maxRssKiB));
-            const cpuS = usages.reduce((sum, u) => sum + u.cpuS, 0);
-            resolve({ wallS, cpuS, maxRssMiB: Math.round(maxRssKiB / 1024), resources, outputMiB: bytes / 2 ** 20 });
+            resolve({ wallS, ...readUsage(usageDir), resources, outputMiB: bytes / 2 ** 20 });
         });
+    });
+}
+
+/** Peak RSS of the largest process and CPU time of all that wrote their usage to `usageDir`. */
+function readUsage(usageDir: string): { cpuS: number; maxRssMiB: number } {
+    const usages = fs.readdirSync(usageDir).map((f) => JSON.parse(fs.readFileSync(path.join(usageDir, f), "utf8")) as { maxRssKiB: number; cpuS: number });
+    const maxRssKiB = Math.max(...usages.map((u) => u.maxRssKiB));
+    return { cpuS: usages.reduce((sum, u) => sum + u.cpuS, 0), maxRssMiB: Math.round(maxRssKiB / 1024) };
+}
+
+/** The process environment that makes a child write its usage to `usageDir` on exit. */
+function usageEnv(usageDir: string): NodeJS.ProcessEnv {
+    fs.rmSync(usageDir, { recursive: true, force: true });
+    fs.mkdirSync(usageDir);
+    const preload = `--require ${path.join(__dirname, "bench-usage.cjs")}`;
+    return { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(" "), ZCLOUD_BENCH_USAGE_DIR: usageDir };
+}
+
+/**
+ * The SDK's floor at `nodes` (tools/benchSdkFloor.ts): an LVM node's three resource types with
+ * trivial inputs under the SDK's own mocks. Peak RSS and CPU time.
+ */
+function measureSdkFloor(nodes: number, usageDir: string): Promise<{ cpuS: number; maxRssMiB: number }> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "benchSdkFloor.ts"), String(nodes)], {
+            cwd: projectRoot,
+            env: usageEnv(usageDir),
+            stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+        child.on("error", reject);
+        child.on("close", (code) => (code === 0 ? resolve(readUsage(usageDir)) : reject(new Error(`SDK floor (${nodes} nodes) exited with ${code}:\n${stderr.slice(-2000)}`))));
     });
 }
 
@@ -135,6 +165,11 @@ async function main(): Promise<void> {
                         (bound ? `  (${within ? "within" : "OVER"} ${targetS} s, ${(targetMiB[mode] / 1024).toFixed(1)} GiB)` : ""),
                 );
             }
+            const floor = await measureSdkFloor(nodes, path.join(dir, "usage"));
+            console.log(
+                `${String(nodes).padStart(5)} nodes, SDK floor (copy, command, label per node; trivial inputs; the SDK's own mocks): ` +
+                    `peak RSS ${String(floor.maxRssMiB).padStart(4)} MiB (CPU ${floor.cpuS.toFixed(1)} s)`,
+            );
         }
         for (const mode of ["tree", "--json"]) {
             const [a, b] = [1000, 5000].map((n) => rows.find((r) => r.nodes === n && r.mode === mode));
