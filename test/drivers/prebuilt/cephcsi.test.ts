@@ -80,6 +80,7 @@ const knownDriverFailures: { spec: string; why: string }[] = [
 
 interface RenderedContainer {
     name: string;
+    command?: string[];
     args: string[];
     env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
     volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
@@ -127,6 +128,8 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
     async function startPlugin(pod: RenderedPod, podName: string, nodeName: string): Promise<string> {
         const ctr = pod.containers.find((x) => x.name === "csi-cephfsplugin");
         assert.ok(ctr, `${podName}: no csi-cephfsplugin container`);
+        // No command: the image's entrypoint, cephcsi, runs with the rendered args.
+        assert.equal(ctr.command, undefined, `${podName}: csi-cephfsplugin has a command`);
         const env: Record<string, string> = {};
         for (const e of ctr.env) {
             const field = e.valueFrom?.fieldRef?.fieldPath;
