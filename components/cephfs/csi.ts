@@ -69,6 +69,15 @@ export interface CephCsiWiringArgs {
     isDefault: boolean;
 }
 
+/**
+ * The keys of a CephFS storage's CSI Secret, the StorageClass's provisioner, controller-expand
+ * and node-stage Secret: ceph-csi reads `adminID`/`adminKey` to provision and expand, and
+ * `userID`/`userKey` to mount; the least-privilege CSI user does all three.
+ */
+export function csiSecretData<K>(user: string, key: K): { userID: string; userKey: K; adminID: string; adminKey: K } {
+    return { userID: user, userKey: key, adminID: user, adminKey: key };
+}
+
 /** The CSI user's Secret and the StorageClass on the shared ceph-csi driver. */
 export function cephCsiWiring(a: CephCsiWiringArgs): k8s.storage.v1.StorageClass {
     const { pods, identity: id } = a;
@@ -78,8 +87,7 @@ export function cephCsiWiring(a: CephCsiWiringArgs): k8s.storage.v1.StorageClass
         {
             metadata: { name: pods.names.csiSecret, namespace: pods.namespace, labels: pods.labels("ceph-csi") },
             type: "Opaque",
-            // The least-privilege CSI user provisions and mounts.
-            stringData: { userID: csiCephUser, userKey: id.keys.csi, adminID: csiCephUser, adminKey: id.keys.csi },
+            stringData: csiSecretData(csiCephUser, id.keys.csi),
         },
         { ...pods.child, dependsOn: [a.filesystem] },
     );

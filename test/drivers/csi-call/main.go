@@ -5,9 +5,14 @@
 //	csi-call -endpoint unix:///path.sock <call> [flags]
 //	calls: controller-caps, node-caps, create, delete, stage, unstage, publish, unpublish,
 //	       controller-expand, node-expand, snapshot, delete-snapshot
+//
+// -secrets FILE: key=value lines sent as the call's secrets (create, delete, stage, publish,
+// controller-expand, node-expand), as the sidecars and the kubelet send a StorageClass's Secrets;
+// from a file, never from argv.
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -37,7 +42,30 @@ func (p params) Set(kv string) error {
 type args struct {
 	volume, name, snapshot, staging, target, fsType string
 	size                                            int64
-	parameters, context                             params
+	parameters, context, secrets                    params
+}
+
+// readSecrets: a file of key=value lines (blank lines ignored); a line without "=" is refused.
+func readSecrets(file string) (params, error) {
+	p := params{}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s: line %d is not key=value", file, n)
+		}
+		p[k] = v
+	}
+	return p, sc.Err()
 }
 
 // A mounted, single-node-writer volume of the given filesystem: what a PVC with
@@ -63,25 +91,26 @@ func call(ctx context.Context, conn *grpc.ClientConn, name string, a args) (prot
 			CapacityRange:      &csi.CapacityRange{RequiredBytes: a.size},
 			VolumeCapabilities: []*csi.VolumeCapability{capability(a.fsType)},
 			Parameters:         a.parameters,
+			Secrets:            a.secrets,
 		}
 		if a.snapshot != "" {
 			req.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: a.snapshot}}}
 		}
 		return controller.CreateVolume(ctx, req)
 	case "delete":
-		return controller.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: a.volume})
+		return controller.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: a.volume, Secrets: a.secrets})
 	case "stage":
-		return node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, VolumeCapability: capability(a.fsType), VolumeContext: a.context})
+		return node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, VolumeCapability: capability(a.fsType), VolumeContext: a.context, Secrets: a.secrets})
 	case "unstage":
 		return node.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging})
 	case "publish":
-		return node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, TargetPath: a.target, VolumeCapability: capability(a.fsType), VolumeContext: a.context})
+		return node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, TargetPath: a.target, VolumeCapability: capability(a.fsType), VolumeContext: a.context, Secrets: a.secrets})
 	case "unpublish":
 		return node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: a.volume, TargetPath: a.target})
 	case "controller-expand":
-		return controller.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: a.volume, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType)})
+		return controller.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: a.volume, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType), Secrets: a.secrets})
 	case "node-expand":
-		return node.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: a.volume, VolumePath: a.target, StagingTargetPath: a.staging, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType)})
+		return node.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: a.volume, VolumePath: a.target, StagingTargetPath: a.staging, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType), Secrets: a.secrets})
 	case "snapshot":
 		return controller.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{SourceVolumeId: a.volume, Name: a.name, Parameters: a.parameters})
 	case "delete-snapshot":
@@ -103,6 +132,7 @@ func main() {
 	flag.Int64Var(&a.size, "size", 0, "required bytes")
 	flag.Var(a.parameters, "param", "key=value parameter of create or snapshot (repeatable)")
 	flag.Var(a.context, "context", "key=value volume context for stage and publish (repeatable)")
+	secretsFile := flag.String("secrets", "", "file of key=value lines sent as the call's secrets")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: csi-call -endpoint unix:///path.sock [flags] <call>")
 		flag.PrintDefaults()
@@ -111,6 +141,14 @@ func main() {
 	if *endpoint == "" || flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *secretsFile != "" {
+		s, err := readSecrets(*secretsFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "csi-call: %v\n", err)
+			os.Exit(2)
+		}
+		a.secrets = s
 	}
 	conn, err := grpc.NewClient(*endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
