@@ -37,8 +37,16 @@ export function drainKubeTarget(context: string | undefined, kubeconfig: string 
     return kubeconfigIsSecret || isKubeconfigContent(kubeconfig) ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
 }
 
-/** The drain's kubectl target options (content goes through the environment, never argv). */
-function drainKubeArgs(k: DrainKubeTarget): string[] {
+/**
+ * A local script that acts through the storage's admin pods (the drain, the gates), with the
+ * library they share (cephfs-kube.sh: the provider's cluster, kubectl, script sets) in front.
+ */
+export function localKubeScript(file: "cephfs-osd-remove.sh" | "cephfs-gate.sh"): string {
+    return `${readNodeScript("cephfs-kube.sh")}\n${readNodeScript(file)}`;
+}
+
+/** kubectl target options of a local script (content goes through the environment, never argv). */
+export function drainKubeArgs(k: DrainKubeTarget): string[] {
     return [...(k.context ? ["--context", k.context] : []), ...(k.kubeconfigPath ? ["--kubeconfig", k.kubeconfigPath] : []), ...(k.kubeconfigContent ? ["--kubeconfig-from-env"] : [])];
 }
 
@@ -186,7 +194,7 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
             delete: pulumi
                 .all([a.fsid, pods.namespace, script.metadata.name])
                 .apply(([fsid, ns, scriptSet]) =>
-                    ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
+                    ["sh", "-c", shellQuote(localKubeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
                 ),
             ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },

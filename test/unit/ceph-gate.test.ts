@@ -6,7 +6,7 @@ import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scr
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
-    "usage: ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])\n";
+    "usage: ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])\n";
 const fsid = ["--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90"];
 
 /** The gate standalone (it sources lib.sh and ceph-lib.sh); a ceph.conf that does not exist. */
