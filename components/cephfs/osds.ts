@@ -61,8 +61,8 @@ export interface CephNodeOsdsArgs {
     /** The Secret with only the bootstrap-osd key. */
     osdKeys: k8s.core.v1.Secret;
     admin: CephAdminPods;
-    /** The managers (an OSD starts after them). */
-    mgrs: pulumi.Resource[];
+    /** What the node's OSDs start after: the roll's step before them (the host's ok-to-stop gate). */
+    after: pulumi.Resource[];
     /** The storage's wipe setting; this node's share of it goes to the disk command. */
     wipe?: DeviceWipe;
     /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
@@ -86,9 +86,9 @@ export interface CephNodeOsds {
 /**
  * One node's part of the storage: the disk command (guards, never prepares), then the node label,
  * then one OSD workload per device, each with a drain resource whose delete drains, purges and
- * zaps the device before the OSD workload, the label and the disk command go. Only this node's
- * disk command and label (and the cluster's mgr) come first: a failing node blocks none of the
- * other nodes' OSDs.
+ * zaps the device before the OSD workload, the label and the disk command go. The disk command
+ * and the label depend on nothing of another node (a failing node's disk command blocks no other
+ * node's); the OSD workloads start after the host's ok-to-stop gate (the roll, gates.ts).
  */
 export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const { pods, node, devices } = a;
@@ -113,7 +113,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const drains: Record<string, command.local.Command> = {};
     for (const device of devices) {
         const workload = pods.names.osd(node, device);
-        osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.mgrs]);
+        osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.after]);
         drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
     }
     return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), osds, drains };
