@@ -7,6 +7,7 @@ import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
 import { PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
+import { renderRollOrder } from "./plan/roll";
 import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
@@ -155,7 +156,12 @@ async function main(): Promise<void> {
         }
         if (before) {
             console.log(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
-            console.log(renderChanges(diffPlans(before, run.resources)));
+            const changes = diffPlans(before, run.resources);
+            console.log(renderChanges(changes));
+            const roll = renderRollOrder(changes, run.resources);
+            if (roll) {
+                console.log(`\n${roll}`);
+            }
             const scripts = renderScriptSetChanges(before, run.resources);
             if (scripts) {
                 console.log(`\n${scripts}`);
