@@ -7,7 +7,7 @@ import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
 import { PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
-import { renderRollOrder } from "./plan/roll";
+import { renderRollOrder, rollAdvisories } from "./plan/roll";
 import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
-    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources)];
+    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources), ...rollAdvisories(run.resources)];
 
     if (opts.out) {
         writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);

@@ -16,7 +16,7 @@ import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
-import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
+import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 
@@ -41,21 +41,23 @@ let registry: PlanRun;
 let fewerReplicas: PlanRun;
 let grown: PlanRun;
 let old: PlanRun;
+let untargeted: PlanRun;
 let oldDir = "";
 let cleanup = () => undefined as void;
 before(async () => {
     const o = oldProgram(beforeGates);
     cleanup = o.cleanup;
     oldDir = o.dir;
-    [run, mirrored, registry, fewerReplicas, grown, old] = await Promise.all([
+    [run, mirrored, registry, fewerReplicas, grown, old, untargeted] = await Promise.all([
         planValues(values()),
         planValues(values({}, Object.fromEntries(Object.entries(hosts).reverse()))),
         planValues(values({ imageRegistry: "registry.example.com/mirror" })),
         planValues(values({ cephfs: { replicas: 2 } })),
         planValues(values({}, { ...hosts, node4: ["/dev/disk/by-id/wwn-0x4", "/dev/disk/by-id/wwn-0x8"] })),
         planValues(values(), o.program),
+        planValues(Object.fromEntries(Object.entries(values()).filter(([k]) => k !== "kubernetes:context"))),
     ]);
-    for (const r of [run, mirrored, registry, fewerReplicas, grown, old]) assert.equal(r.error, undefined, r.error?.message);
+    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted]) assert.equal(r.error, undefined, r.error?.message);
 });
 after(() => cleanup());
 
@@ -132,6 +134,15 @@ describe("the roll in the graph", () => {
         }
         assert.equal(gateArgs(named("shared-fs-gate-node4-ok-to-stop")), `osd-ok-to-stop --host node4 --fsid ${fsid} --timeout 600`);
         assert.equal(gateArgs(named("shared-fs-gate-mds-b-handover")), `mds-handover --name b --fs shared-fs --fsid ${fsid} --timeout 600`);
+    });
+
+    test("without kubernetes:context or kubeconfig the plan advises that the gates will refuse; with one, nothing", () => {
+        assert.deepEqual(rollAdvisories(run.resources), []);
+        const create = String((gates(untargeted)[0].inputs as any).create);
+        assert.ok(!create.slice(create.lastIndexOf("' cephfs-gate ")).includes("--context"));
+        assert.deepEqual(rollAdvisories(untargeted.resources), [
+            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
+        ]);
     });
 
     test("a gate's guard hash is the hash of the pod templates it guards, as planned", () => {

@@ -61,3 +61,25 @@ export function renderRollOrder(changes: Change[], resources: PlannedResource[])
     }
     return parts.length ? ["Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):", ...parts].join("\n") : "";
 }
+
+/**
+ * Storages whose gates have no kubectl target (neither kubernetes:context nor
+ * kubernetes:kubeconfig): the first gate will refuse at `pulumi up` (as a drain does), so the
+ * plan says so before anything runs.
+ */
+export function rollAdvisories(resources: PlannedResource[]): string[] {
+    const untargeted = new Set(
+        resources
+            .filter(isRollGate)
+            .filter((g) => {
+                const run = String((g.inputs as { create?: unknown }).create ?? "");
+                const opts = run.slice(run.lastIndexOf("' cephfs-gate "), run.lastIndexOf(" -- "));
+                return !/ --(context|kubeconfig|kubeconfig-from-env)( |$)/.test(opts);
+            })
+            .map((g) => urnName(g.parent)),
+    );
+    return [...untargeted].map(
+        (s) =>
+            `cephfs storage ${s}: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").`,
+    );
+}
