@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
@@ -47,5 +49,74 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
     test("shipped as its own script set: lib.sh + ceph-lib.sh + ceph-gate.sh", () => {
         assert.deepEqual(cephScriptBundle("ceph-gate.sh").files, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-gate.sh"]);
         assert.equal(cephScriptSetName("fs", "ceph-gate.sh"), `ceph-fs-scripts-gate-${cephScriptBundle("ceph-gate.sh").id}`);
+    });
+});
+
+/**
+ * A stand-in `ceph` on PATH (the gate's decisions on given answers; the Ceph tier runs it on real
+ * daemons): `fsid`, an osd tree with host n1 holding osd.0 and osd.1, and `osd ok-to-stop`
+ * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated.
+ */
+function standInCeph(okToStop: string[]): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
+    fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
+    fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
+    const tree = JSON.stringify({ nodes: [{ id: -2, name: "n1", type: "host", children: [1, 0] }, { id: 0, name: "osd.0", type: "osd" }, { id: 1, name: "osd.1", type: "osd" }] });
+    fs.writeFileSync(
+        path.join(dir, "ceph"),
+        `#!/bin/sh
+while [ "\${1#--}" != "$1" ]; do shift 2; done
+echo "$*" >>"${dir}/calls"
+case "$*" in
+    fsid) echo ${fsid[1]} ;;
+    "osd tree --format json") echo '${tree}' ;;
+    "osd ok-to-stop 0 1")
+        a=$(grep -c 'ok-to-stop' "${dir}/calls")
+        line=$(sed -n "\${a}p" "${dir}/answers"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/answers")
+        echo "\${line#*|}" >&2
+        exit "\${line%%|*}" ;;
+    *) echo "unexpected: $*" >&2; exit 1 ;;
+esac
+`,
+        { mode: 0o755 },
+    );
+    return {
+        env: { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0" },
+        calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n"),
+        cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+}
+
+function gateWith(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) =>
+        execFile("/bin/sh", [script, ...args], { env }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })),
+    );
+}
+
+describe("ceph-gate.sh osd-ok-to-stop: EAGAIN is asked again within the bound, a refusal is final", () => {
+    test("EAGAIN twice (no PG stats after a manager restart), then yes: passes", async () => {
+        const c = standInCeph(["11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions", "11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions", "0|"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: host n1: waiting up to 600s for Ceph to answer ok-to-stop (EAGAIN)\nzcloud: host n1: osd 0,1 ok to stop\n");
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 3);
+        c.cleanup();
+    });
+
+    test("EBUSY: refused at once with Ceph's reason, asked once", async () => {
+        const c = standInCeph(["16|Error EBUSY: unsafe to stop osd(s) at this time (12 PGs are or would become offline)"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EBUSY: unsafe to stop osd\(s\) at this time \(12 PGs are or would become offline\) - not restarted\n$/);
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 1);
+        c.cleanup();
+    });
+
+    test("EAGAIN until the bound runs out: refused with Ceph's last answer", async () => {
+        const c = standInCeph(["11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions - not restarted\n$/);
+        c.cleanup();
     });
 });

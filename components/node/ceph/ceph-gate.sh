@@ -13,6 +13,8 @@
 # ceph-gate.sh osd-ok-to-stop --host <crush host>
 #   Refuses, with Ceph's reason, when stopping every OSD of that CRUSH host would leave some
 #   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
+#   While Ceph answers EAGAIN (no placement group stats yet, e.g. right after a manager
+#   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
 # ceph-gate.sh osd-up --host <crush host>
 #   Waits until every OSD of that CRUSH host is up and in and every placement group is active
 #   (while fewer hosts have up OSDs than some pool's min_size, as when a new cluster forms, its
@@ -86,12 +88,26 @@ gt_ok_to_stop() {
         zc_log "host $1" "no OSDs in the CRUSH map; nothing to check"
         return 0
     fi
+    gt_ok_deadline=$(($(zcc_now) + gt_limit))
+    gt_ok_said=
     # shellcheck disable=SC2086 # one argument per id
-    if ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); then
+    while ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); do
+        # EAGAIN: Ceph cannot answer yet (right after a manager restart its placement group
+        # stats are unknown): ask again within the bound. Any other answer refuses at once.
+        case $gt_ok_out in
+            *EAGAIN*)
+                if [ "$(zcc_now)" -lt "$gt_ok_deadline" ]; then
+                    [ -n "$gt_ok_said" ] || zc_log "host $1" "waiting up to ${gt_limit}s for Ceph to answer ok-to-stop (EAGAIN)"
+                    gt_ok_said=1
+                    sleep "$ZCLOUD_CEPH_POLL"
+                    continue
+                fi
+                ;;
+        esac
         # Ceph's reason, without the client's own log lines (timestamped)
         gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
         zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted"
-    fi
+    done
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
 }
 
