@@ -91,7 +91,7 @@ export function cephRollOrder(storage: string, hostDevices: Record<string, strin
         const w = names.mds(id);
         steps.push(gate(`mds-${id}-handover`, ["mds-handover", "--name", id, "--fs", storage], [w]));
         steps.push({ kind: "restart", daemon: "mds", id, workloads: [w] });
-        steps.push(gate(`mds-${id}-active`, ["fs-active", "--fs", storage], [w]));
+        steps.push(gate(`mds-${id}-active`, ["fs-active", "--fs", storage, "--name", id], [w]));
     }
     return steps;
 }

@@ -258,10 +258,10 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                     "gate    noout unset --timeout 600",
                     "gate    mds-handover --name a --fs shared-fs --timeout 600",
                     "restart ceph-shared-fs-mds-a",
-                    "gate    fs-active --fs shared-fs --timeout 600",
+                    "gate    fs-active --fs shared-fs --name a --timeout 600",
                     "gate    mds-handover --name b --fs shared-fs --timeout 600",
                     "restart ceph-shared-fs-mds-b",
-                    "gate    fs-active --fs shared-fs --timeout 600",
+                    "gate    fs-active --fs shared-fs --name b --timeout 600",
                 ].map((l, i) => `    ${String(i + 1).padStart(2)}. ${l}`),
             ].join("\n"),
         );

@@ -8,7 +8,7 @@ import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scr
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
-    "usage: ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])\n";
+    "usage: ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
 const fsid = ["--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90"];
 
 /** The gate standalone (it sources lib.sh and ceph-lib.sh); a ceph.conf that does not exist. */
@@ -57,7 +57,7 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
  * daemons): `fsid`, an osd tree with host n1 holding osd.0 and osd.1, and `osd ok-to-stop`
  * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated.
  */
-function standInCeph(okToStop: string[]): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
+function standInCeph(okToStop: string[], fsDump: object = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
     fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
     fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
@@ -70,6 +70,8 @@ echo "$*" >>"${dir}/calls"
 case "$*" in
     fsid) echo ${fsid[1]} ;;
     "osd tree --format json") echo '${tree}' ;;
+    "fs dump --format json") echo '${JSON.stringify(fsDump)}' ;;
+    "health detail") echo "HEALTH_WARN 1 filesystem has no standby" ;;
     "osd ok-to-stop 0 1")
         a=$(grep -c 'ok-to-stop' "${dir}/calls")
         line=$(sed -n "\${a}p" "${dir}/answers"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/answers")
@@ -117,6 +119,26 @@ describe("ceph-gate.sh osd-ok-to-stop: EAGAIN is asked again within the bound, a
         const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid, "--timeout", "0"], c.env);
         assert.equal(r.code, 1);
         assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions - not restarted\n$/);
+        c.cleanup();
+    });
+});
+
+describe("ceph-gate.sh fs-active --name: the restarted mds must be back before the next handover", () => {
+    const fsMap = (standbys: string[]) => ({ standbys: standbys.map((name) => ({ name })), filesystems: [{ mdsmap: { fs_name: "fs", info: { gid_1: { name: "b", state: "up:active" } } } }] });
+
+    test("back as a standby: passes", async () => {
+        const c = standInCeph(["0|"], fsMap(["a"]));
+        const r = await gateWith(["fs-active", "--fs", "fs", "--name", "a", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: fs fs: active\nzcloud: mds.a: in the fs map\n");
+        c.cleanup();
+    });
+
+    test("not back when the bound runs out: exit 3 naming the mds, with the health detail", async () => {
+        const c = standInCeph(["0|"], fsMap([]));
+        const r = await gateWith(["fs-active", "--fs", "fs", "--name", "a", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /mds\.a: refused: not back in the fs map after 0s: mds\.a is not in the fs map \(daemons: \[b\]\) - health: HEALTH_WARN 1 filesystem has no standby/);
         c.cleanup();
     });
 });

@@ -37,10 +37,10 @@ describe("cephRollSteps: one daemon (or one host's OSDs) at a time, a gate after
             `gate fs-gate-noout-unset: noout unset ${t}`,
             `gate fs-gate-mds-a-handover: mds-handover --name a --fs fs ${t}`,
             "restart ceph-fs-mds-a",
-            `gate fs-gate-mds-a-active: fs-active --fs fs ${t}`,
+            `gate fs-gate-mds-a-active: fs-active --fs fs --name a ${t}`,
             `gate fs-gate-mds-b-handover: mds-handover --name b --fs fs ${t}`,
             "restart ceph-fs-mds-b",
-            `gate fs-gate-mds-b-active: fs-active --fs fs ${t}`,
+            `gate fs-gate-mds-b-active: fs-active --fs fs --name b ${t}`,
         ]);
     });
 

@@ -25,8 +25,10 @@
 #   When mds.<name> holds a rank of <fs> and a standby exists: fails it over (`ceph mds fail`)
 #   and waits until <fs> has an active MDS again that is not <name>. Without a standby, or when
 #   <name> holds no rank: nothing to do.
-# ceph-gate.sh fs-active --fs <fs>
-#   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for).
+# ceph-gate.sh fs-active --fs <fs> [--name <mds>]
+#   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for);
+#   with --name, also until mds.<name> is back in the fs map (active or standby), so the next
+#   handover finds it as a standby.
 # Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
 set -eu
 
@@ -36,7 +38,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-gt_usage="ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])"
+gt_usage="ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
 
 # gt_timeout SUBJECT WHAT: the bound ran out; names the daemon, the last answer and the cluster's
 # health detail, exits 3.
@@ -191,6 +193,18 @@ gt_fs_is_active() {
     return 1
 }
 
+# gt_mds_known NAME: true when mds.NAME is in the fs map (a rank or a standby).
+gt_mds_known() {
+    zcc_ceph fs dump --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [s["name"] for s in d.get("standbys", [])] + [i["name"] for f in d.get("filesystems", []) for i in f["mdsmap"]["info"].values()]
+if sys.argv[1] not in names:
+    print("mds.%s is not in the fs map (daemons: [%s])" % (sys.argv[1], " ".join(sorted(names))))
+    sys.exit(1)
+' "$1"
+}
+
 gt_fs_active() {
     if ! zcc_wait "fs $1" "$gt_limit" "an active MDS" gt_fs_is_active "$1" "${2:-}"; then
         gt_timeout "fs $1" "no active MDS"
@@ -264,5 +278,13 @@ case $gt_action in
         zc_log "cluster $gt_fsid_want" "noout ${gt_flag}"
         ;;
     mds-handover) gt_mds_handover "$gt_id" "$gt_fs" ;;
-    fs-active) gt_fs_active "$gt_fs" ;;
+    fs-active)
+        gt_fs_active "$gt_fs"
+        if [ -n "$gt_id" ] && [ "$(gt_fs_ranks "$gt_fs")" != absent ]; then
+            if ! zcc_wait "mds.$gt_id" "$gt_limit" "it to be back (active or standby)" gt_mds_known "$gt_id"; then
+                gt_timeout "mds.$gt_id" "not back in the fs map"
+            fi
+            zc_log "mds.$gt_id" "in the fs map"
+        fi
+        ;;
 esac
