@@ -57,7 +57,7 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
  * daemons): `fsid`, an osd tree with host n1 holding osd.0 and osd.1, and `osd ok-to-stop`
  * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated.
  */
-function standInCeph(okToStop: string[], fsDump: object = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
+function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
     fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
     fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
@@ -71,6 +71,7 @@ case "$*" in
     fsid) echo ${fsid[1]} ;;
     "osd tree --format json") echo '${tree}' ;;
     "fs dump --format json") echo '${JSON.stringify(fsDump)}' ;;
+    "quorum_status --format json") echo '${JSON.stringify(quorum)}' ;;
     "health detail") echo "HEALTH_WARN 1 filesystem has no standby" ;;
     "osd ok-to-stop 0 1")
         a=$(grep -c 'ok-to-stop' "${dir}/calls")
@@ -139,6 +140,26 @@ describe("ceph-gate.sh fs-active --name: the restarted mds must be back before t
         const r = await gateWith(["fs-active", "--fs", "fs", "--name", "a", ...fsid, "--timeout", "0"], c.env);
         assert.equal(r.code, 3);
         assert.match(r.stderr, /mds\.a: refused: not back in the fs map after 0s: mds\.a is not in the fs map \(daemons: \[b\]\) - health: HEALTH_WARN 1 filesystem has no standby/);
+        c.cleanup();
+    });
+});
+
+describe("ceph-gate.sh mon-quorum: the mon and every other mon of the monmap in the quorum", () => {
+    const status = (quorum: string[], monmap: string[]) => ({ quorum_names: quorum, monmap: { mons: monmap.map((name) => ({ name })) } });
+
+    test("a new cluster: mon a alone in its monmap and quorum passes (b and c join later)", async () => {
+        const c = standInCeph(["0|"], {}, status(["a"], ["a"]));
+        const r = await gateWith(["mon-quorum", "--id", "a", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: mon.a: in the quorum\n");
+        c.cleanup();
+    });
+
+    test("mon b back but mon c out of the quorum: waits (restarting c's neighbour would lose it), then times out naming both", async () => {
+        const c = standInCeph(["0|"], {}, status(["a", "b"], ["a", "b", "c"]));
+        const r = await gateWith(["mon-quorum", "--id", "b", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /mon\.b: refused: not in the quorum after 0s: quorum is \[a b\], not in it: \[c\] - health: /);
         c.cleanup();
     });
 });

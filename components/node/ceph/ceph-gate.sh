@@ -7,7 +7,7 @@
 # `ceph health detail`.
 #
 # ceph-gate.sh mon-quorum --id <mon>
-#   Waits until mon.<id> is in the quorum (quorum_status).
+#   Waits until mon.<id> and every other mon of the monmap are in the quorum (quorum_status).
 # ceph-gate.sh mgr-available --id <mgr>
 #   Waits until the cluster has an available manager and mgr.<id> is it or one of its standbys.
 # ceph-gate.sh osd-ok-to-stop --host <crush host>
@@ -48,14 +48,26 @@ gt_timeout() {
     exit "$ZCC_EXIT_TIMEOUT"
 }
 
-# gt_in_quorum ID: true when mon.ID is in the quorum; prints the quorum when not.
+# gt_in_quorum ID: true when mon.ID and every other mon of the monmap are in the quorum (the
+# next mon may then restart without losing it); prints the quorum and the monmap when not.
 gt_in_quorum() {
-    gt_q_names=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
+    gt_q=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
 import json, sys
-print(" ".join(json.load(sys.stdin).get("quorum_names", [])))
+d = json.load(sys.stdin)
+q = d.get("quorum_names", [])
+m = [x["name"] for x in d.get("monmap", {}).get("mons", [])]
+print(" ".join(q) + "|" + " ".join(n for n in m if n not in q))
 ') || { echo "no quorum_status answer"; return 1; }
-    case " $gt_q_names " in *" $1 "*) return 0 ;; esac
-    echo "quorum is [$gt_q_names]"
+    gt_q_in=${gt_q%|*}
+    gt_q_out=${gt_q#*|}
+    case " $gt_q_in " in
+        *" $1 "*) [ -n "$gt_q_out" ] || return 0 ;;
+    esac
+    if [ -n "$gt_q_out" ]; then
+        echo "quorum is [$gt_q_in], not in it: [$gt_q_out]"
+    else
+        echo "quorum is [$gt_q_in]"
+    fi
     return 1
 }
 
