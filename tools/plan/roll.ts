@@ -3,10 +3,19 @@ import { Change } from "./diff";
 import { urnName } from "./describe";
 import { PlannedResource } from "./model";
 
-/** A roll gate of the plan: a local command carrying the hash of what it guards. */
+/**
+ * A roll gate of the plan: a local command that runs cephfs-gate.sh (its environment, which
+ * carries the guard hash, is one "[secret]" where the kubeconfig travels in it).
+ */
 export function isRollGate(r: PlannedResource): boolean {
-    const env = (r.inputs as { environment?: Record<string, unknown> }).environment;
-    return r.type === "command:local:Command" && env !== undefined && gateGuardsEnv in env;
+    const env = (r.inputs as { environment?: unknown }).environment;
+    const create = (r.inputs as { create?: unknown }).create;
+    return (
+        r.type === "command:local:Command" &&
+        typeof create === "string" &&
+        create.includes("' cephfs-gate ") &&
+        (typeof env !== "object" || env === null || gateGuardsEnv in env)
+    );
 }
 
 /** ceph-gate.sh's arguments a gate renders (its command after `--`). */
