@@ -7,6 +7,7 @@ import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
 import { PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
+import { renderRollOrder, rollAdvisories } from "./plan/roll";
 import { planInThisProcess } from "./plan/inProcess";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
-    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources)];
+    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources), ...rollAdvisories(run.resources)];
 
     if (opts.out) {
         writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);
@@ -155,7 +156,12 @@ async function main(): Promise<void> {
         }
         if (before) {
             console.log(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
-            console.log(renderChanges(diffPlans(before, run.resources)));
+            const changes = diffPlans(before, run.resources);
+            console.log(renderChanges(changes));
+            const roll = renderRollOrder(changes, run.resources);
+            if (roll) {
+                console.log(`\n${roll}`);
+            }
             const scripts = renderScriptSetChanges(before, run.resources);
             if (scripts) {
                 console.log(`\n${scripts}`);

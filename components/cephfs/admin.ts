@@ -1,5 +1,4 @@
 import * as k8s from "@pulumi/kubernetes";
-import * as pulumi from "@pulumi/pulumi";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { storageLabelKey } from "../naming";
 import { CephPods } from "./pods";
@@ -8,8 +7,6 @@ export interface CephAdminPodsArgs {
     pods: CephPods;
     /** The Secret the admin pods read client.admin from. */
     keys: k8s.core.v1.Secret;
-    /** The mons (the admin pods talk to them). */
-    mons: pulumi.Resource[];
 }
 
 export interface CephAdminPods {
@@ -20,7 +17,8 @@ export interface CephAdminPods {
 
 /**
  * One privileged admin pod per storage node (selected by the node label), with /dev: the OSD
- * drains run their drain, purge and zap steps in it.
+ * drains run their drain, purge and zap steps in it, the roll's gates their checks. It waits for
+ * no mon (its `ceph` commands do): the gate after mon a runs in it before mon b exists.
  */
 export function cephAdminPods(a: CephAdminPodsArgs): CephAdminPods {
     const { pods } = a;
@@ -48,7 +46,7 @@ export function cephAdminPods(a: CephAdminPodsArgs): CephAdminPods {
                 },
             },
         },
-        { ...pods.child, dependsOn: [...a.mons, ...pods.account.ready] },
+        { ...pods.child, dependsOn: [...pods.account.ready] },
     );
     return { daemonSet, labels };
 }

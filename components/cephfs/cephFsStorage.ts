@@ -8,14 +8,16 @@ import { commonLabels } from "../naming";
 import { NodeAddress, SshSettings } from "../node/nodeCommand";
 import { cephAdminPods } from "./admin";
 import { CephCsiDriver } from "./cephCsiDriver";
-import { cephNames, mdsIds, mgrIds, poolReplicas } from "./cluster";
+import { cephNames, poolReplicas } from "./cluster";
 import { cephConfiguration } from "./configuration";
 import { cephCsiWiring, cephFilesystem } from "./csi";
 import { cephDaemons } from "./daemons";
 import { CephFsIdentity } from "./identity";
+import { cephRollOrder } from "./gates";
 import { cephMons } from "./mons";
 import { cephNodeOsds, drainKubeTarget } from "./osds";
 import { CephPods } from "./pods";
+import { CephGates } from "./roll";
 
 export interface CephFsStorageArgs {
     /** Node name -> block devices that become OSDs (one OSD workload per device). */
@@ -41,6 +43,8 @@ export interface CephFsStorageArgs {
     kubeconfigIsSecret?: boolean;
     /** Bound of each wait of a drain (safe-to-destroy, daemon stop), seconds; default 600. */
     drainTimeoutSeconds?: number;
+    /** Bound of each health gate's wait of the roll, seconds; default 600. */
+    gateTimeoutSeconds?: number;
 }
 
 /**
@@ -59,6 +63,8 @@ export class CephFsStorage extends pulumi.ComponentResource {
     public readonly diskCommands: Record<string, command.remote.Command> = {};
     public readonly osds: Record<string, k8s.apps.v1.Deployment> = {};
     public readonly drains: Record<string, command.local.Command> = {};
+    /** The roll's health gates by resource name (gates.ts: cephRollOrder). */
+    public readonly gates: Record<string, command.local.Command> = {};
 
     constructor(name: string, args: CephFsStorageArgs, opts?: pulumi.ComponentResourceOptions) {
         super("zcloud:storage:CephFsStorage", name, {}, opts);
@@ -68,47 +74,59 @@ export class CephFsStorage extends pulumi.ComponentResource {
         const hostNames = Object.keys(args.hosts);
         const replicas = poolReplicas(hostNames.length, args.replicas);
 
-        const { conf, keys, osdKeys } = cephConfiguration({ storage: name, namespace, identity, replicas }, child);
+        const { conf, confText, keys, osdKeys } = cephConfiguration({ storage: name, namespace, identity, replicas }, child);
         const account = serviceAccountWithRoles(cephNames(name).admin, { namespace, labels: commonLabels("ceph", name) }, child);
-        const pods = new CephPods({ storage: name, namespace, image: imageRef(images.ceph, args.imageRegistry), conf, account, parent: this });
+        const pods = new CephPods({ storage: name, namespace, image: imageRef(images.ceph, args.imageRegistry), conf, account, parent: this, confText, keys: identity.keys });
+        const kube = drainKubeTarget(args.kubeContext, args.kubeconfig, args.kubeconfigIsSecret);
 
-        const mons = cephMons({ pods, identity, keys });
-        const mgrs = cephDaemons({ pods, type: "mgr", ids: mgrIds(hostNames.length), keys, dependsOn: mons });
-        const admin = cephAdminPods({ pods, keys, mons });
+        const startMon = cephMons({ pods, identity, keys });
+        const startMgr = cephDaemons({ pods, type: "mgr", keys });
+        const startMds = cephDaemons({ pods, type: "mds", keys });
+        const admin = cephAdminPods({ pods, keys });
+        const gates = new CephGates({ pods, admin, fsid: identity.fsid, kube, timeoutSeconds: args.gateTimeoutSeconds ?? 600 });
 
         const reports: Record<string, pulumi.Output<Array<{ declared: string; stable: string }>>> = {};
-        const osdList: k8s.apps.v1.Deployment[] = [];
-        for (const [node, devices] of Object.entries(args.hosts)) {
+        const nodeOsds = (node: string, after: pulumi.Resource[]): k8s.apps.v1.Deployment[] => {
+            const devices = args.hosts[node];
             const address = args.nodes[node];
             if (!address) {
                 throw new Error(`CephFsStorage ${name}: node ${node} has no SSH address in nodes`);
             }
-            const part = cephNodeOsds({
-                pods,
-                node,
-                devices,
-                address,
-                ssh: args.ssh,
-                fsid: identity.fsid,
-                osdKeys,
-                admin,
-                mgrs,
-                wipe: args.wipe,
-                kube: drainKubeTarget(args.kubeContext, args.kubeconfig, args.kubeconfigIsSecret),
-                drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600,
-            });
+            const part = cephNodeOsds({ pods, node, devices, address, ssh: args.ssh, fsid: identity.fsid, osdKeys, admin, after, wipe: args.wipe, kube, drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600 });
             this.diskCommands[node] = part.disks;
             reports[node] = part.report;
             for (const device of devices) {
                 this.osds[`${node}:${device}`] = part.osds[device];
                 this.drains[`${node}:${device}`] = part.drains[device];
-                osdList.push(part.osds[device]);
             }
-        }
+            return devices.map((d) => part.osds[d]);
+        };
 
-        // mds after the OSDs, then the file system and the CSI user, then the StorageClass.
-        const mdss = cephDaemons({ pods, type: "mds", ids: mdsIds, keys, dependsOn: [...mgrs, ...osdList] });
-        const filesystem = cephFilesystem({ pods, keys, hosts: hostNames.length, replicas, mdss });
+        // The roll (gates.ts): every daemon Deployment and gate after the step before it, so an
+        // update of what the pods carry restarts one daemon (one host's OSDs) at a time.
+        const workloads: Record<string, pulumi.Resource> = {};
+        const mdss: k8s.apps.v1.Deployment[] = [];
+        let previous: pulumi.Resource[] = [];
+        for (const step of cephRollOrder(name, args.hosts)) {
+            if (step.kind === "gate") {
+                const guarded = step.guards.flatMap((w) => (workloads[w] && !previous.includes(workloads[w]) ? [workloads[w]] : []));
+                previous = [(this.gates[step.name] = gates.gate(step, [...previous, ...guarded]))];
+                continue;
+            }
+            const started =
+                step.daemon === "mon" ? [startMon(step.id, previous)] : step.daemon === "mgr" ? [startMgr(step.id, previous)] : step.daemon === "osd" ? nodeOsds(step.id, previous) : [startMds(step.id, previous)];
+            step.workloads.forEach((w, i) => (workloads[w] = started[i]));
+            if (step.daemon === "mds") mdss.push(...started);
+            previous = started;
+        }
+        // A host without devices has no OSD step: its disk command and label only.
+        for (const node of Object.keys(args.hosts).filter((n) => this.diskCommands[n] === undefined)) {
+            nodeOsds(node, []);
+        }
+        gates.seal();
+
+        // The file system after the last mds and its gate, then the CSI user, then the StorageClass.
+        const filesystem = cephFilesystem({ pods, keys, hosts: hostNames.length, replicas, mdss: [...mdss, ...previous] });
         const klass = cephCsiWiring({ pods, identity, driver: args.driver, filesystem, isDefault: args.isDefault ?? false });
 
         this.storageClassName = klass.metadata.name;

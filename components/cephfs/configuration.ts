@@ -15,6 +15,8 @@ export interface CephConfigurationArgs {
 export interface CephConfiguration {
     /** ceph.conf: fsid, mon addresses, pool defaults; never a key. */
     conf: k8s.core.v1.ConfigMap;
+    /** ceph.conf's text (its hash rolls the daemons). */
+    confText: pulumi.Output<string>;
     /** mon., client.admin, bootstrap-osd and the CSI user's key. */
     keys: k8s.core.v1.Secret;
     /** Only the bootstrap-osd key, for the OSD workloads. */
@@ -26,11 +28,12 @@ export function cephConfiguration(a: CephConfigurationArgs, opts: pulumi.CustomR
     const names = cephNames(a.storage);
     const id = a.identity;
     const labels = (component: string) => commonLabels(component, a.storage);
+    const confText = pulumi.all([id.fsid, id.monAddresses]).apply(([fsid, mons]) => renderCephConf({ fsid, mons, replicas: a.replicas }));
     const conf = new k8s.core.v1.ConfigMap(
         `${a.storage}-ceph-conf`,
         {
             metadata: { name: names.conf, namespace: a.namespace, labels: labels("ceph-conf") },
-            data: { "ceph.conf": pulumi.all([id.fsid, id.monAddresses]).apply(([fsid, mons]) => renderCephConf({ fsid, mons, replicas: a.replicas })) },
+            data: { "ceph.conf": confText },
         },
         opts,
     );
@@ -45,5 +48,5 @@ export function cephConfiguration(a: CephConfigurationArgs, opts: pulumi.CustomR
     });
     // OSD workloads get only the bootstrap-osd key.
     const osdKeys = keySecret(`${a.storage}-ceph-osd-keys`, names.osdKeys, { "bootstrap-osd": id.keys["bootstrap-osd"] });
-    return { conf, keys, osdKeys };
+    return { conf, confText, keys, osdKeys };
 }

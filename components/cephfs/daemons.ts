@@ -7,23 +7,23 @@ import { cephScriptCommand } from "./scripts";
 export interface CephDaemonsArgs {
     pods: CephPods;
     type: "mgr" | "mds";
-    /** Daemon ids (a, b, ...). */
-    ids: string[];
     /** The Secret the keyring init step reads client.admin from. */
     keys: k8s.core.v1.Secret;
-    /** What each daemon waits for. */
-    dependsOn: pulumi.Resource[];
 }
+
+/** The daemon of one id after `after` (the roll's step before it). */
+export type CephDaemonStarter = (id: string, after: pulumi.Resource[]) => k8s.apps.v1.Deployment;
 
 /**
  * Managers or metadata servers: one Deployment per id, spread over nodes, the daemon's keyring
- * made by an init step (ceph-keyring.sh daemon) into the pod's data emptyDir.
+ * made by an init step (ceph-keyring.sh daemon) into the pod's data emptyDir. The storage starts
+ * them one at a time, each after the gate before it (gates.ts).
  */
-export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
+export function cephDaemons(a: CephDaemonsArgs): CephDaemonStarter {
     const { pods, type } = a;
     const component = `ceph-${type}`;
     const dataMount = mount("data", `${cephPaths.data}/${type}`);
-    return a.ids.map((id) =>
+    return (id, after) =>
         pods.single(
             type === "mgr" ? pods.names.mgr(id) : pods.names.mds(id),
             component,
@@ -51,7 +51,6 @@ export function cephDaemons(a: CephDaemonsArgs): k8s.apps.v1.Deployment[] {
                     }),
                 ],
             }, ["ceph-keyring.sh"]),
-            a.dependsOn,
-        ),
-    );
+            after,
+        );
 }

@@ -13,18 +13,25 @@ export interface CephMonsArgs {
     keys: k8s.core.v1.Secret;
 }
 
+/** The mon of one placement (`identity.mons`) after `after` (the roll's step before it). */
+export type CephMonStarter = (id: string, after: pulumi.Resource[]) => k8s.apps.v1.Deployment;
+
 /**
  * One mon per placed id, pinned to its node, store on a host path, address = its Service's
- * ClusterIP. Mons are independent workloads (no dependsOn between them): a mon that is not
- * initial waits for a quorum in its init step (exit 3, the pod retries), so no node's mon waits
- * on another node's rollout. See docs/cephfs.md.
+ * ClusterIP. The storage starts them one at a time, each after the quorum gate of the one before
+ * (gates.ts); a mon that is not initial also waits for a quorum in its init step (exit 3, the pod
+ * retries). See docs/cephfs.md.
  */
-export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
+export function cephMons(a: CephMonsArgs): CephMonStarter {
     const { pods, identity: id } = a;
     const initialMons = initialMonIds(id.mons);
     const storeMount = mount("mon-store", `${cephPaths.data}/mon`);
-    return id.mons.map((m) =>
-        pods.single(
+    return (monId, after) => {
+        const m = id.mons.find((x) => x.id === monId);
+        if (m === undefined) {
+            throw new Error(`storage ${pods.storage} places no mon ${monId}`);
+        }
+        return pods.single(
             pods.names.mon(m.id),
             "ceph-mon",
             monLabels(pods.storage, m.id),
@@ -62,7 +69,7 @@ export function cephMons(a: CephMonsArgs): k8s.apps.v1.Deployment[] {
                     }),
                 ],
             }, ["ceph-mon-init.sh"]),
-            [id.monServices[m.id]],
-        ),
-    );
+            [id.monServices[m.id], ...after],
+        );
+    };
 }

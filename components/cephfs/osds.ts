@@ -37,8 +37,16 @@ export function drainKubeTarget(context: string | undefined, kubeconfig: string 
     return kubeconfigIsSecret || isKubeconfigContent(kubeconfig) ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
 }
 
-/** The drain's kubectl target options (content goes through the environment, never argv). */
-function drainKubeArgs(k: DrainKubeTarget): string[] {
+/**
+ * A local script that acts through the storage's admin pods (the drain, the gates), with the
+ * library they share (cephfs-kube.sh: the provider's cluster, kubectl, script sets) in front.
+ */
+export function localKubeScript(file: "cephfs-osd-remove.sh" | "cephfs-gate.sh"): string {
+    return `${readNodeScript("cephfs-kube.sh")}\n${readNodeScript(file)}`;
+}
+
+/** kubectl target options of a local script (content goes through the environment, never argv). */
+export function drainKubeArgs(k: DrainKubeTarget): string[] {
     return [...(k.context ? ["--context", k.context] : []), ...(k.kubeconfigPath ? ["--kubeconfig", k.kubeconfigPath] : []), ...(k.kubeconfigContent ? ["--kubeconfig-from-env"] : [])];
 }
 
@@ -53,8 +61,8 @@ export interface CephNodeOsdsArgs {
     /** The Secret with only the bootstrap-osd key. */
     osdKeys: k8s.core.v1.Secret;
     admin: CephAdminPods;
-    /** The managers (an OSD starts after them). */
-    mgrs: pulumi.Resource[];
+    /** What the node's OSDs start after: the roll's step before them (the host's ok-to-stop gate). */
+    after: pulumi.Resource[];
     /** The storage's wipe setting; this node's share of it goes to the disk command. */
     wipe?: DeviceWipe;
     /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
@@ -78,9 +86,9 @@ export interface CephNodeOsds {
 /**
  * One node's part of the storage: the disk command (guards, never prepares), then the node label,
  * then one OSD workload per device, each with a drain resource whose delete drains, purges and
- * zaps the device before the OSD workload, the label and the disk command go. Only this node's
- * disk command and label (and the cluster's mgr) come first: a failing node blocks none of the
- * other nodes' OSDs.
+ * zaps the device before the OSD workload, the label and the disk command go. The disk command
+ * and the label depend on nothing of another node (a failing node's disk command blocks no other
+ * node's); the OSD workloads start after the host's ok-to-stop gate (the roll, gates.ts).
  */
 export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const { pods, node, devices } = a;
@@ -105,7 +113,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const drains: Record<string, command.local.Command> = {};
     for (const device of devices) {
         const workload = pods.names.osd(node, device);
-        osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.mgrs]);
+        osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.after]);
         drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
     }
     return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), osds, drains };
@@ -186,7 +194,7 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
             delete: pulumi
                 .all([a.fsid, pods.namespace, script.metadata.name])
                 .apply(([fsid, ns, scriptSet]) =>
-                    ["sh", "-c", shellQuote(readNodeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
+                    ["sh", "-c", shellQuote(localKubeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
                 ),
             ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },

@@ -4,6 +4,7 @@ import { ServiceAccountGrant } from "../k8s/rbac";
 import { mount } from "../k8s/workloads";
 import { commonLabels } from "../naming";
 import { cephNames } from "./cluster";
+import { configHash, guardHash } from "./gates";
 import { CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
 
 export type Container = k8s.types.input.core.v1.Container;
@@ -12,10 +13,22 @@ export type PodSpec = k8s.types.input.core.v1.PodSpec;
 /** A pod template: its spec and the annotations that roll it (the script sets it runs). */
 export interface PodTemplate {
     spec: PodSpec;
-    annotations?: Record<string, string>;
+    annotations?: Record<string, pulumi.Input<string>>;
 }
 /** A key of the storage's key Secrets (a file of the key directory). */
 export type CephKeyName = "mon" | "admin" | "bootstrap-osd" | "csi";
+
+/** Daemon pod annotations that restart a daemon when its ceph.conf or its keys change. */
+export const cephConfAnnotation = "storage.zcloud.io/ceph-conf";
+export const cephKeysAnnotation = "storage.zcloud.io/ceph-keys";
+
+/**
+ * sha256 of the keys a pod mounts, by name (a hash of 16 or more random bytes tells nothing of
+ * them): a changed key restarts the daemons that read it. Undefined while a key is unknown.
+ */
+export function keysHash(keys: Record<string, string | undefined>): string | undefined {
+    return Object.values(keys).some((k) => k === undefined) ? undefined : guardHash({ "zcloud-ceph-keys": keys });
+}
 
 /** Where the Ceph containers find things (ceph-lib.sh settings). */
 export const cephPaths = { conf: "/etc/ceph", keys: "/etc/zcloud/ceph-keys", data: "/var/lib/ceph" };
@@ -37,6 +50,10 @@ export interface CephPodsArgs {
     account: ServiceAccountGrant;
     /** The storage component: parent of every workload. */
     parent: pulumi.Resource;
+    /** ceph.conf's text: its hash rolls the daemons (a changed conf restarts them, gated). */
+    confText: pulumi.Output<string>;
+    /** The keys of the storage's Secrets (secrets): their hash rolls the daemons that mount them. */
+    keys: Record<CephKeyName, pulumi.Output<string>>;
 }
 
 /**
@@ -53,6 +70,9 @@ export class CephPods {
     private readonly image: string;
     private readonly confVolume: Volume;
     private readonly scriptSets = new Map<CephScript, k8s.core.v1.ConfigMap>();
+    private readonly confHash: pulumi.Output<string>;
+    private readonly keys: Record<CephKeyName, pulumi.Output<string>>;
+    private readonly templates = new Map<string, k8s.types.input.core.v1.PodTemplateSpec>();
 
     constructor(a: CephPodsArgs) {
         this.storage = a.storage;
@@ -62,6 +82,26 @@ export class CephPods {
         this.child = { parent: a.parent };
         this.image = a.image;
         this.confVolume = { name: "ceph-conf", configMap: { name: a.conf.metadata.name } };
+        this.confHash = a.confText.apply(configHash);
+        this.keys = a.keys;
+    }
+
+    /** The pod template of a daemon Deployment made by single() (what its gates guard). */
+    templateOf(workload: string): k8s.types.input.core.v1.PodTemplateSpec {
+        const t = this.templates.get(workload);
+        if (t === undefined) {
+            throw new Error(`no daemon workload ${workload} of storage ${this.storage}`);
+        }
+        return t;
+    }
+
+    /** A daemon's restart annotations: ceph.conf's hash and the hash of the keys its pod mounts. */
+    private daemonAnnotations(t: PodTemplate): Record<string, pulumi.Input<string>> {
+        const keysVolume = (t.spec.volumes as Volume[] | undefined)?.find((v) => v.name === "ceph-keys");
+        const mounted = (keysVolume?.secret as { items?: Array<{ key: CephKeyName }> } | undefined)?.items;
+        const names = (mounted ?? []).map((i) => i.key);
+        const keys = pulumi.unsecret(pulumi.all(Object.fromEntries(names.map((n) => [n, this.keys[n]]))).apply((k) => keysHash(k as Record<string, string | undefined>) as string));
+        return { [cephConfAnnotation]: this.confHash, ...(names.length ? { [cephKeysAnnotation]: keys } : {}) };
     }
 
     /** The storage's common labels for one component. */
@@ -147,7 +187,10 @@ export class CephPods {
         return { metadata: { labels, ...(t.annotations ? { annotations: t.annotations } : {}) }, spec: t.spec };
     }
 
-    /** One daemon in a one-replica Deployment named `workload`, never two at once. */
+    /**
+     * One daemon in a one-replica Deployment named `workload`, never two at once; its pod carries
+     * the hashes of ceph.conf and of its keys, so a change of either restarts it (through the gates).
+     */
     single(
         workload: string,
         component: string,
@@ -156,6 +199,8 @@ export class CephPods {
         deps: pulumi.Resource[],
         extra: pulumi.CustomResourceOptions = {},
     ): k8s.apps.v1.Deployment {
+        const podTemplate = this.template(podLabels, { ...template, annotations: { ...template.annotations, ...this.daemonAnnotations(template) } });
+        this.templates.set(workload, podTemplate);
         return new k8s.apps.v1.Deployment(
             workload,
             {
@@ -165,7 +210,7 @@ export class CephPods {
                     // Never two daemons of one id (or on one store) at once.
                     strategy: { type: "Recreate" },
                     selector: { matchLabels: podLabels },
-                    template: this.template(podLabels, template),
+                    template: podTemplate,
                 },
             },
             { ...this.child, ...extra, dependsOn: [...deps, ...this.account.ready], customTimeouts: { create: "10m", update: "10m", delete: "10m" } },

@@ -47,7 +47,7 @@ rm_die() {
     exit "${2:-1}"
 }
 
-rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_script_cm='' rm_script='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_kfile='' rm_timeout=600
+rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_script_cm='' rm_script='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_timeout=600
 while [ $# -gt 0 ]; do
     if [ "$1" = --kubeconfig-from-env ]; then
         rm_kcfg_env=1
@@ -81,50 +81,23 @@ case $rm_annotation in *[!A-Za-z0-9./-]*) rm_usage ;; esac
 case $rm_script_cm in *[!a-z0-9.-]*) rm_usage ;; esac
 rm_subject="$rm_node $rm_dev"
 
-# rm_kube_target: sets the kubectl options of the provider's cluster, or refuses.
-rm_kube_target() {
-    if [ -z "$rm_ctx" ] && [ -z "$rm_kcfg" ] && [ "$rm_kcfg_env" = 0 ]; then
-        rm_die "cannot tell which Kubernetes cluster the stack's provider uses (neither kubernetes:context nor kubernetes:kubeconfig is set); refusing to run kubectl against its current context - set one of them and run again; nothing was drained or deleted"
-    fi
-    rm_kfile=$rm_kcfg
-    if [ "$rm_kcfg_env" = 1 ]; then
-        [ -z "$rm_kcfg" ] || rm_usage
-        [ -n "${ZCLOUD_DRAIN_KUBECONFIG:-}" ] || rm_die "--kubeconfig-from-env but ZCLOUD_DRAIN_KUBECONFIG is empty; nothing was drained or deleted"
-        rm_kfile=$(umask 077 && mktemp "${TMPDIR:-/tmp}/zcloud-kubeconfig.XXXXXX") || rm_die "cannot create a private kubeconfig file"
-        # shellcheck disable=SC2064 # expand now: fixed path
-        trap "rm -f -- '$rm_kfile'" EXIT
-        printf '%s\n' "$ZCLOUD_DRAIN_KUBECONFIG" >"$rm_kfile"
-    fi
-}
-
-rm_kubectl() {
-    set -- --namespace "$rm_ns" "$@"
-    [ -z "$rm_kfile" ] || set -- --kubeconfig "$rm_kfile" "$@"
-    [ -z "$rm_ctx" ] || set -- --context "$rm_ctx" "$@"
-    kubectl "$@"
-}
+# shellcheck source-path=SCRIPTDIR source=cephfs-kube.sh
+command -v ck_kubectl >/dev/null 2>&1 || . "${0%/*}/cephfs-kube.sh"
+ck_ns=$rm_ns ck_ctx=$rm_ctx ck_kcfg=$rm_kcfg ck_kcfg_env=$rm_kcfg_env ck_unchanged="nothing was drained or deleted"
+ck_die() { rm_die "$@"; }
+ck_usage() { rm_usage; }
 
 # rm_ceph POD ACTION ARGS...: ceph-osd-drain.sh ACTION inside the admin pod.
 rm_ceph() {
     rm_c_pod=$1
     shift
-    rm_kubectl exec "$rm_c_pod" -- sh -c "$rm_script" ceph-osd-drain "$@" --fsid "$rm_fsid"
+    ck_kubectl exec "$rm_c_pod" -- sh -c "$rm_script" ceph-osd-drain "$@" --fsid "$rm_fsid"
 }
 
-# rm_script_set: reads the drain's script set from its ConfigMap, or refuses (never skips: a
-# drain that cannot run leaves the OSD, its workload and the disk command in place).
-rm_script_set() {
-    rm_script=$(rm_kubectl get configmap "$rm_script_cm" --output 'jsonpath={.data.ceph-osd-drain\.sh}') ||
-        rm_die "cannot read the drain's script set, ConfigMap $rm_script_cm (see above); nothing was drained or deleted"
-    [ -n "$rm_script" ] ||
-        rm_die "ConfigMap $rm_script_cm holds no ceph-osd-drain.sh; nothing was drained or deleted"
-}
+ck_kube_target
+rm_script=$(ck_script_set "$rm_script_cm" ceph-osd-drain.sh "the drain's") || exit $?
 
-rm_kube_target
-command -v kubectl >/dev/null 2>&1 || rm_die "kubectl is not installed where pulumi runs; the OSD cannot be drained"
-rm_script_set
-
-rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
+rm_pod=$(ck_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"
 [ -n "$rm_pod" ] || rm_die "no running admin pod of the storage on $rm_node; cannot drain (is the node up and labelled?)"
 
@@ -132,7 +105,7 @@ rm_pod=$(rm_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeN
 # or refuses: without it a renamed disk cannot be told from a removed one.
 rm_declared() {
     rm_dc_path=$(printf '%s' "$rm_annotation" | sed 's/\./\\./g')
-    rm_dc_list=$(rm_kubectl get node "$rm_node" --output "jsonpath={.metadata.annotations.$rm_dc_path}") ||
+    rm_dc_list=$(ck_kubectl get node "$rm_node" --output "jsonpath={.metadata.annotations.$rm_dc_path}") ||
         rm_die "cannot read annotation $rm_annotation of node $rm_node (see above), so cannot tell whether $rm_dev is still declared under another name; nothing was drained or deleted"
     [ -n "$rm_dc_list" ] ||
         rm_die "node $rm_node has no annotation $rm_annotation, so cannot tell whether $rm_dev is still declared under another name; nothing was drained or deleted"
@@ -163,7 +136,7 @@ echo "$id"'
 rm_ceph "$rm_pod" check ||
     rm_die "the admin pod on $rm_node is not of this storage's cluster $rm_fsid (see above); nothing was drained or deleted"
 rm_list=$(rm_declared) || exit $?
-rm_found=$(rm_kubectl exec "$rm_pod" -- sh -c "$rm_label_script" cephfs-osd-id "$rm_dev" "$rm_fsid" "$rm_list") ||
+rm_found=$(ck_kubectl exec "$rm_pod" -- sh -c "$rm_label_script" cephfs-osd-id "$rm_dev" "$rm_fsid" "$rm_list") ||
     rm_die "cannot tell which OSD $rm_dev holds (see above); nothing was drained or deleted"
 rm_id=${rm_found%% *}
 case $rm_found in
@@ -184,11 +157,11 @@ rm_rc=0
 rm_ceph "$rm_pod" drain --id "$rm_id" --timeout "$rm_timeout" || rm_rc=$?
 [ "$rm_rc" = 0 ] || rm_die "drain of osd.$rm_id did not finish (exit $rm_rc); nothing was destroyed" "$rm_rc"
 
-if [ -n "$(rm_kubectl get deployment "$rm_osd" --ignore-not-found --output name)" ]; then
-    rm_kubectl scale deployment "$rm_osd" --replicas=0 >/dev/null || rm_die "cannot scale $rm_osd to 0"
+if [ -n "$(ck_kubectl get deployment "$rm_osd" --ignore-not-found --output name)" ]; then
+    ck_kubectl scale deployment "$rm_osd" --replicas=0 >/dev/null || rm_die "cannot scale $rm_osd to 0"
     rm_log "osd.$rm_id workload $rm_osd scaled to 0"
 fi
-rm_kubectl wait --for=delete pod --selector "$rm_osd_sel" --timeout "${rm_timeout}s" >/dev/null 2>&1 ||
+ck_kubectl wait --for=delete pod --selector "$rm_osd_sel" --timeout "${rm_timeout}s" >/dev/null 2>&1 ||
     rm_die "the pod of $rm_osd is still there after ${rm_timeout}s; osd.$rm_id stays out, not purged" 3
 
 rm_rc=0

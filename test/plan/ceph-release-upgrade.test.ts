@@ -5,9 +5,11 @@
  * the mock runtime with one config, then the offline diff. The image stays; ceph-osd.sh (Ceph
  * 20's label marks a finished mkfs with `ready` only; keys of both shapes masked) and
  * ceph-mon-init.sh changed, so the mon-init and OSD script sets are new ConfigMaps
- * (content-addressed names; the old ones go last) and the mons and OSDs update in place (their
- * pods restart, all at once: no gates yet); ceph.conf, the admin pods, the mgrs, the mdss and
- * the filesystem Job stay as they are.
+ * (content-addressed names; the old ones go last) and the mons and OSDs update in place; every
+ * daemon's pod also gains the ceph.conf and key hashes, and the roll's gates are created in the
+ * same up, so the pods restart one at a time behind them (test/plan/ceph-roll.test.ts); the
+ * drains update in place (their delete carries the shared kubectl library); ceph.conf, the admin
+ * pods and the filesystem Job stay as they are.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -46,20 +48,27 @@ test("the base plan ships Squid v19.2.4 in every Ceph container", () => {
     assert.deepEqual([...new Set(ceph)], ["quay.io/ceph/ceph:v19.2.4"]);
 });
 
-test("b7ed797 -> now: the image stays v19.2.4; the mons and OSDs update in place (script set), nothing else changes", () => {
+test("b7ed797 -> now: the image stays v19.2.4; the daemons update in place (script sets, conf and key hashes) behind new gates; nothing replaced", () => {
     const changes = diffPlans(before_.resources, after_.resources);
     // The mon-init and OSD script sets changed (ceph-mon-init.sh, ceph-osd.sh): new ConfigMaps
     // (content-addressed names), the old ones deleted last.
     const setName = (plan: PlanRun, set: string) => plan.resources.find((r) => r.type === "kubernetes:core/v1:ConfigMap" && r.name.startsWith(`ceph-shared-fs-scripts-${set}-`))!.name;
     const sets = ["mon-init", "osd"].map((set) => [setName(before_, set), setName(after_, set)]);
     for (const [was, now] of sets) assert.notEqual(was, now);
+    const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
+    assert.equal(gates.length, 3 + 2 + 2 + 3 * 2 + 2 * 2);
+    const drains = ["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `shared-fs-${d}-drain`);
     assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
         ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),
+        `create kubernetes:core/v1:ConfigMap ${setName(after_, "gate")} `,
+        ...gates.map((g) => `create command:local:Command ${g} `),
         ...["mon-a", "mon-b", "mon-c"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
+        ...["mgr-a", "mgr-b", "mds-a", "mds-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata`),
         ...["node4-wwn-0x4", "node5-wwn-0x5", "node6-wwn-0x6", "node6-wwn-0x7"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-osd-${d} spec.template.metadata,spec.template.spec`),
+        ...drains.map((d) => `update command:local:Command ${d} delete`),
         ...sets.map(([was]) => `delete kubernetes:core/v1:ConfigMap ${was} `),
     ].sort());
-    for (const c of changes.filter((x) => x.kind === "update")) {
+    for (const c of changes.filter((x) => x.kind === "update" && x.resource.type !== "command:local:Command")) {
         const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
         // The new inputs are the old ones with the script set's name (and its hash annotation)
         // moved, nothing else: the image is the same.
@@ -68,7 +77,12 @@ test("b7ed797 -> now: the image stays v19.2.4; the mons and OSDs update in place
             .replaceAll(sets[0][0], sets[0][1])
             .replaceAll(sets[1][0], sets[1][1])
             .replaceAll(hashes(was.inputs) || "\0", hashes(c.resource.inputs));
-        assert.equal(JSON.stringify(c.resource.inputs), moved, c.resource.name);
+        // ... and the ceph.conf and key hashes added (test/plan/ceph-roll.test.ts).
+        const now = JSON.parse(JSON.stringify(c.resource.inputs));
+        delete now.spec.template.metadata.annotations["storage.zcloud.io/ceph-conf"];
+        delete now.spec.template.metadata.annotations["storage.zcloud.io/ceph-keys"];
+        if (Object.keys(now.spec.template.metadata.annotations).length === 0) delete now.spec.template.metadata.annotations;
+        assert.equal(JSON.stringify(now), moved, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
         assert.equal(c.resource.deleteBeforeReplace, was.deleteBeforeReplace, c.resource.name);
     }

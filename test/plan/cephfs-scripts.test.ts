@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
 import { cephScriptBundle } from "../../components/cephfs/scripts";
+import { configHash } from "../../components/cephfs/gates";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { readNodeScript } from "../../components/node/script";
@@ -46,6 +47,7 @@ describe("CephFS script sets", () => {
         const sets = resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-"));
         assert.deepEqual(sets.map((r) => r.name).sort(), [
             setName("fs", "ceph-fs.sh"),
+            setName("gate", "ceph-gate.sh"),
             setName("keyring", "ceph-keyring.sh"),
             setName("mon-init", "ceph-mon-init.sh"),
             setName("osd", "ceph-osd.sh"),
@@ -62,7 +64,18 @@ describe("CephFS script sets", () => {
     test("an OSD pod runs its set from the mounted ConfigMap and carries the set's hash", () => {
         const osd = named("ceph-shared-fs-osd-node5-wwn-0x6", DEPLOYMENT);
         const t = template(osd);
-        assert.deepEqual(t.metadata.annotations, { "storage.zcloud.io/script-sets": `ceph-osd.sh=${cephScriptBundle("ceph-osd.sh").sha256}` });
+        // The set's hash, ceph.conf's hash (the conf as planned) and the hash of the one key it mounts.
+        const conf = (named("shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"];
+        assert.deepEqual(t.metadata.annotations, {
+            "storage.zcloud.io/script-sets": `ceph-osd.sh=${cephScriptBundle("ceph-osd.sh").sha256}`,
+            "storage.zcloud.io/ceph-conf": configHash(conf),
+            "storage.zcloud.io/ceph-keys": t.metadata.annotations["storage.zcloud.io/ceph-keys"],
+        });
+        assert.match(t.metadata.annotations["storage.zcloud.io/ceph-keys"], /^[0-9a-f]{64}$/);
+        // The mon mounts other keys than the OSD: another keys hash; the same ceph.conf.
+        const mon = template(named("ceph-shared-fs-mon-a", DEPLOYMENT)).metadata.annotations;
+        assert.notEqual(mon["storage.zcloud.io/ceph-keys"], t.metadata.annotations["storage.zcloud.io/ceph-keys"]);
+        assert.equal(mon["storage.zcloud.io/ceph-conf"], configHash(conf));
         assert.deepEqual(t.spec.containers[0].command, ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x6", "--host", "node5"]);
         assert.deepEqual(t.spec.containers[0].volumeMounts.find((m: any) => m.name === "scripts"), { name: "scripts", mountPath: "/etc/zcloud/scripts", readOnly: true });
         assert.deepEqual(t.spec.volumes.find((v: any) => v.name === "scripts"), {
@@ -100,7 +113,10 @@ describe("an existing stack made by the program with inline scripts", () => {
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         // New: the script sets' ConfigMaps, and each node's disk-script copy (test/plan/bundle-upgrade.test.ts).
         const diskCopies = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks-scripts`);
-        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies].sort());
+        // And the roll's gates (test/plan/ceph-roll.test.ts).
+        const gates = resourcesOfType(run, LOCAL).filter((r) => r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
+        assert.equal(gates.length, 3 + 2 + 2 + 2 * 3 + 2 * 2);
+        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies, ...gates].sort());
         assert.deepEqual(by("delete"), []);
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"], "a Job's template is immutable: replaced (delete first) as a script change does today");
         const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node3-wwn-0x3", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node5-wwn-0x6"].map((d) => `ceph-shared-fs-${d}`);

@@ -33,6 +33,14 @@ before(async () => {
 
 const named = (name: string, type?: string) => resourceNamed(run, name, type);
 const dependsOn = (r: PlannedResource, on: PlannedResource) => r.dependencies.includes(on.urn);
+/** r comes after `on` through a chain of dependencies (the roll's order, test/plan/ceph-roll.test.ts). */
+function after(r: PlannedResource, on: PlannedResource, plan: PlanRun = run): boolean {
+    const byUrn = new Map(plan.resources.map((x) => [x.urn, x]));
+    const seen = new Set<string>();
+    const walk = (x: PlannedResource): boolean =>
+        x.dependencies.some((d) => d === on.urn || (!seen.has(d) && (seen.add(d), byUrn.has(d)) && walk(byUrn.get(d)!)));
+    return walk(r);
+}
 const podSpec = (r: PlannedResource) => (r.inputs as any).spec.template.spec;
 
 describe("CephFS graph", () => {
@@ -51,9 +59,10 @@ describe("CephFS graph", () => {
         const fs = named("shared-fs-filesystem");
         const csi = named("shared-fs-csi-secret");
         const sc = named("shared-fs-storageclass");
-        assert.ok(dependsOn(mgrA, monA));
-        assert.ok(dependsOn(osd, mgrA));
-        assert.ok(dependsOn(mds, osd));
+        assert.ok(after(mgrA, monA));
+        assert.ok(after(osd, mgrA));
+        assert.ok(after(mds, osd));
+        assert.ok(after(fs, mds));
         assert.ok(dependsOn(fs, mds));
         assert.ok(dependsOn(csi, fs));
         assert.ok(dependsOn(sc, csi));
@@ -221,6 +230,8 @@ describe("CephFS graph", () => {
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
         assert.deepEqual(created, [
             "ceph-shared-fs-osd-node6-wwn-0x7",
+            "shared-fs-gate-node6-ok-to-stop",
+            "shared-fs-gate-node6-osd-up",
             "shared-fs-node6-disks",
             "shared-fs-node6-disks-scripts",
             "shared-fs-node6-label",
@@ -228,8 +239,9 @@ describe("CephFS graph", () => {
         ]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
-        // Job re-runs idempotently.
-        assert.deepEqual(others, ["replace shared-fs-filesystem"]);
+        // Job re-runs idempotently. noout guards every OSD: set and cleared again around the new
+        // host's first start (no daemon restarts).
+        assert.deepEqual(others, ["update shared-fs-gate-noout-set", "update shared-fs-gate-noout-unset", "replace shared-fs-filesystem"]);
         const fsJob = changes.find((c) => c.resource.name === "shared-fs-filesystem")!;
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
         assert.deepEqual(fsJob.replaceBecause, ["spec.template.spec"]);
@@ -266,6 +278,11 @@ describe("CephFS graph", () => {
             "create shared-fs-node5-osd-wwn-0x5-drain",
             "delete ceph-shared-fs-osd-node5-sdb",
             "delete shared-fs-node5-osd-sdb-drain",
+            // node5's gates guard its OSDs' templates: they run again (nothing else of the roll).
+            "update shared-fs-gate-node5-ok-to-stop",
+            "update shared-fs-gate-node5-osd-up",
+            "update shared-fs-gate-noout-set",
+            "update shared-fs-gate-noout-unset",
             "update shared-fs-node5-disks",
             "update shared-fs-node5-label",
         ]);
@@ -292,7 +309,16 @@ describe("CephFS graph", () => {
     test("removing a device in the middle of a node's list deletes exactly that device's OSD and drain; the others do not change", async () => {
         const devs = ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x8"];
         const { changes } = await planDiff({ ...threeHosts, node5: devs }, { ...threeHosts, node5: [devs[0], devs[2]] });
-        assert.deepEqual(changes, ["delete ceph-shared-fs-osd-node5-wwn-0x6", "delete shared-fs-node5-osd-wwn-0x6-drain", "update shared-fs-node5-disks", "update shared-fs-node5-label"]);
+        assert.deepEqual(changes, [
+            "delete ceph-shared-fs-osd-node5-wwn-0x6",
+            "delete shared-fs-node5-osd-wwn-0x6-drain",
+            "update shared-fs-gate-node5-ok-to-stop",
+            "update shared-fs-gate-node5-osd-up",
+            "update shared-fs-gate-noout-set",
+            "update shared-fs-gate-noout-unset",
+            "update shared-fs-node5-disks",
+            "update shared-fs-node5-label",
+        ]);
     });
 
     test("OSD workloads and drains are named by device path, as in earlier releases (no rename, no alias); an OSD is replaced delete-first", () => {
@@ -303,7 +329,7 @@ describe("CephFS graph", () => {
             ["ceph-shared-fs-osd-node3-wwn-0x3", "ceph-shared-fs-osd-node4-wwn-0x4", "ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"],
         );
         assert.deepEqual(
-            run.resources.filter((r) => r.type === LOCAL).map((r) => r.name).sort(),
+            run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name).sort(),
             ["shared-fs-node3-osd-wwn-0x3-drain", "shared-fs-node4-osd-wwn-0x4-drain", "shared-fs-node5-osd-wwn-0x5-drain", "shared-fs-node5-osd-wwn-0x6-drain"],
         );
     });

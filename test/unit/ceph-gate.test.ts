@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
-    "usage: ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])\n";
+    "usage: ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
 const fsid = ["--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90"];
 
 /** The gate standalone (it sources lib.sh and ceph-lib.sh); a ceph.conf that does not exist. */
@@ -47,5 +49,117 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
     test("shipped as its own script set: lib.sh + ceph-lib.sh + ceph-gate.sh", () => {
         assert.deepEqual(cephScriptBundle("ceph-gate.sh").files, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-gate.sh"]);
         assert.equal(cephScriptSetName("fs", "ceph-gate.sh"), `ceph-fs-scripts-gate-${cephScriptBundle("ceph-gate.sh").id}`);
+    });
+});
+
+/**
+ * A stand-in `ceph` on PATH (the gate's decisions on given answers; the Ceph tier runs it on real
+ * daemons): `fsid`, an osd tree with host n1 holding osd.0 and osd.1, and `osd ok-to-stop`
+ * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated.
+ */
+function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
+    fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
+    fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
+    const tree = JSON.stringify({ nodes: [{ id: -2, name: "n1", type: "host", children: [1, 0] }, { id: 0, name: "osd.0", type: "osd" }, { id: 1, name: "osd.1", type: "osd" }] });
+    fs.writeFileSync(
+        path.join(dir, "ceph"),
+        `#!/bin/sh
+while [ "\${1#--}" != "$1" ]; do shift 2; done
+echo "$*" >>"${dir}/calls"
+case "$*" in
+    fsid) echo ${fsid[1]} ;;
+    "osd tree --format json") echo '${tree}' ;;
+    "fs dump --format json") echo '${JSON.stringify(fsDump)}' ;;
+    "quorum_status --format json") echo '${JSON.stringify(quorum)}' ;;
+    "health detail") echo "HEALTH_WARN 1 filesystem has no standby" ;;
+    "osd ok-to-stop 0 1")
+        a=$(grep -c 'ok-to-stop' "${dir}/calls")
+        line=$(sed -n "\${a}p" "${dir}/answers"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/answers")
+        echo "\${line#*|}" >&2
+        exit "\${line%%|*}" ;;
+    *) echo "unexpected: $*" >&2; exit 1 ;;
+esac
+`,
+        { mode: 0o755 },
+    );
+    return {
+        env: { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0" },
+        calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n"),
+        cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+}
+
+function gateWith(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) =>
+        execFile("/bin/sh", [script, ...args], { env }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })),
+    );
+}
+
+describe("ceph-gate.sh osd-ok-to-stop: EAGAIN is asked again within the bound, a refusal is final", () => {
+    test("EAGAIN twice (no PG stats after a manager restart), then yes: passes", async () => {
+        const c = standInCeph(["11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions", "11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions", "0|"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: host n1: waiting up to 600s for Ceph to answer ok-to-stop (EAGAIN)\nzcloud: host n1: osd 0,1 ok to stop\n");
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 3);
+        c.cleanup();
+    });
+
+    test("EBUSY: refused at once with Ceph's reason, asked once", async () => {
+        const c = standInCeph(["16|Error EBUSY: unsafe to stop osd(s) at this time (12 PGs are or would become offline)"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EBUSY: unsafe to stop osd\(s\) at this time \(12 PGs are or would become offline\) - not restarted\n$/);
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 1);
+        c.cleanup();
+    });
+
+    test("EAGAIN until the bound runs out: refused with Ceph's last answer", async () => {
+        const c = standInCeph(["11|Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EAGAIN: 12 pgs have unknown state; cannot draw any conclusions - not restarted\n$/);
+        c.cleanup();
+    });
+});
+
+describe("ceph-gate.sh fs-active --name: the restarted mds must be back before the next handover", () => {
+    const fsMap = (standbys: string[]) => ({ standbys: standbys.map((name) => ({ name })), filesystems: [{ mdsmap: { fs_name: "fs", info: { gid_1: { name: "b", state: "up:active" } } } }] });
+
+    test("back as a standby: passes", async () => {
+        const c = standInCeph(["0|"], fsMap(["a"]));
+        const r = await gateWith(["fs-active", "--fs", "fs", "--name", "a", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: fs fs: active\nzcloud: mds.a: in the fs map\n");
+        c.cleanup();
+    });
+
+    test("not back when the bound runs out: exit 3 naming the mds, with the health detail", async () => {
+        const c = standInCeph(["0|"], fsMap([]));
+        const r = await gateWith(["fs-active", "--fs", "fs", "--name", "a", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /mds\.a: refused: not back in the fs map after 0s: mds\.a is not in the fs map \(daemons: \[b\]\) - health: HEALTH_WARN 1 filesystem has no standby/);
+        c.cleanup();
+    });
+});
+
+describe("ceph-gate.sh mon-quorum: the mon and every other mon of the monmap in the quorum", () => {
+    const status = (quorum: string[], monmap: string[]) => ({ quorum_names: quorum, monmap: { mons: monmap.map((name) => ({ name })) } });
+
+    test("a new cluster: mon a alone in its monmap and quorum passes (b and c join later)", async () => {
+        const c = standInCeph(["0|"], {}, status(["a"], ["a"]));
+        const r = await gateWith(["mon-quorum", "--id", "a", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, "zcloud: mon.a: in the quorum\n");
+        c.cleanup();
+    });
+
+    test("mon b back but mon c out of the quorum: waits (restarting c's neighbour would lose it), then times out naming both", async () => {
+        const c = standInCeph(["0|"], {}, status(["a", "b"], ["a", "b", "c"]));
+        const r = await gateWith(["mon-quorum", "--id", "b", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /mon\.b: refused: not in the quorum after 0s: quorum is \[a b\], not in it: \[c\] - health: /);
+        c.cleanup();
     });
 });

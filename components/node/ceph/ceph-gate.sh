@@ -7,20 +7,28 @@
 # `ceph health detail`.
 #
 # ceph-gate.sh mon-quorum --id <mon>
-#   Waits until mon.<id> is in the quorum (quorum_status).
+#   Waits until mon.<id> and every other mon of the monmap are in the quorum (quorum_status).
+# ceph-gate.sh mgr-available --id <mgr>
+#   Waits until the cluster has an available manager and mgr.<id> is it or one of its standbys.
 # ceph-gate.sh osd-ok-to-stop --host <crush host>
 #   Refuses, with Ceph's reason, when stopping every OSD of that CRUSH host would leave some
 #   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
+#   While Ceph answers EAGAIN (no placement group stats yet, e.g. right after a manager
+#   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
 # ceph-gate.sh osd-up --host <crush host>
-#   Waits until every OSD of that CRUSH host is up and in and every placement group is active.
+#   Waits until every OSD of that CRUSH host is up and in and every placement group is active
+#   (while fewer hosts have up OSDs than some pool's min_size, as when a new cluster forms, its
+#   placement groups cannot be active yet: the OSDs being up is enough).
 # ceph-gate.sh noout set|unset
 #   Sets or clears the cluster's noout flag (around the OSD roll).
 # ceph-gate.sh mds-handover --name <mds> --fs <fs>
 #   When mds.<name> holds a rank of <fs> and a standby exists: fails it over (`ceph mds fail`)
 #   and waits until <fs> has an active MDS again that is not <name>. Without a standby, or when
 #   <name> holds no rank: nothing to do.
-# ceph-gate.sh fs-active --fs <fs>
-#   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for).
+# ceph-gate.sh fs-active --fs <fs> [--name <mds>]
+#   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for);
+#   with --name, also until mds.<name> is back in the fs map (active or standby), so the next
+#   handover finds it as a standby.
 # Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
 set -eu
 
@@ -30,7 +38,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-gt_usage="ceph-gate.sh mon-quorum --id <mon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> (each with --fsid <fsid> [--timeout <s>])"
+gt_usage="ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
 
 # gt_timeout SUBJECT WHAT: the bound ran out; names the daemon, the last answer and the cluster's
 # health detail, exits 3.
@@ -40,14 +48,40 @@ gt_timeout() {
     exit "$ZCC_EXIT_TIMEOUT"
 }
 
-# gt_in_quorum ID: true when mon.ID is in the quorum; prints the quorum when not.
+# gt_in_quorum ID: true when mon.ID and every other mon of the monmap are in the quorum (the
+# next mon may then restart without losing it); prints the quorum and the monmap when not.
 gt_in_quorum() {
-    gt_q_names=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
+    gt_q=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
 import json, sys
-print(" ".join(json.load(sys.stdin).get("quorum_names", [])))
+d = json.load(sys.stdin)
+q = d.get("quorum_names", [])
+m = [x["name"] for x in d.get("monmap", {}).get("mons", [])]
+print(" ".join(q) + "|" + " ".join(n for n in m if n not in q))
 ') || { echo "no quorum_status answer"; return 1; }
-    case " $gt_q_names " in *" $1 "*) return 0 ;; esac
-    echo "quorum is [$gt_q_names]"
+    gt_q_in=${gt_q%|*}
+    gt_q_out=${gt_q#*|}
+    case " $gt_q_in " in
+        *" $1 "*) [ -n "$gt_q_out" ] || return 0 ;;
+    esac
+    if [ -n "$gt_q_out" ]; then
+        echo "quorum is [$gt_q_in], not in it: [$gt_q_out]"
+    else
+        echo "quorum is [$gt_q_in]"
+    fi
+    return 1
+}
+
+# gt_mgr_in ID: true when a manager is available and mgr.ID is the active one or a standby;
+# prints the map's managers when not.
+gt_mgr_in() {
+    gt_m=$(zcc_ceph mgr dump --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [d.get("active_name", "")] + [s.get("name", "") for s in d.get("standbys", [])]
+print(("available" if d.get("available") else "unavailable") + "|" + " ".join(n for n in names if n))
+') || { echo "no mgr dump answer"; return 1; }
+    case "$gt_m" in available\|*) case " ${gt_m#*|} " in *" $1 "*) return 0 ;; esac ;; esac
+    echo "managers: ${gt_m%%|*} [${gt_m#*|}]"
     return 1
 }
 
@@ -68,12 +102,26 @@ gt_ok_to_stop() {
         zc_log "host $1" "no OSDs in the CRUSH map; nothing to check"
         return 0
     fi
+    gt_ok_deadline=$(($(zcc_now) + gt_limit))
+    gt_ok_said=
     # shellcheck disable=SC2086 # one argument per id
-    if ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); then
+    while ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); do
+        # EAGAIN: Ceph cannot answer yet (right after a manager restart its placement group
+        # stats are unknown): ask again within the bound. Any other answer refuses at once.
+        case $gt_ok_out in
+            *EAGAIN*)
+                if [ "$(zcc_now)" -lt "$gt_ok_deadline" ]; then
+                    [ -n "$gt_ok_said" ] || zc_log "host $1" "waiting up to ${gt_limit}s for Ceph to answer ok-to-stop (EAGAIN)"
+                    gt_ok_said=1
+                    sleep "$ZCLOUD_CEPH_POLL"
+                    continue
+                fi
+                ;;
+        esac
         # Ceph's reason, without the client's own log lines (timestamped)
         gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
         zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted"
-    fi
+    done
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
 }
 
@@ -93,7 +141,31 @@ total = d.get("num_pgs", 0)
 active = sum(s["num"] for s in d.get("num_pg_by_state", []) if "active" in s["name"].split("+"))
 print(total - active)
 ') || gt_u_inactive=unknown
-    [ "$gt_u_inactive" = 0 ] || { echo "$gt_u_inactive placement groups are not active"; return 1; }
+    [ "$gt_u_inactive" = 0 ] && return 0
+    if gt_u_forming=$(gt_forming); then
+        echo "$gt_u_inactive placement groups are not active, as expected while the cluster forms: $gt_u_forming"
+        return 0
+    fi
+    echo "$gt_u_inactive placement groups are not active"
+    return 1
+}
+
+# gt_forming: true, printing why, when fewer CRUSH hosts have an up OSD than some pool's
+# min_size: a cluster still being built (its first hosts' OSDs), whose placement groups cannot
+# all be active until more hosts are up. An established cluster always has that many.
+gt_forming() {
+    zcc_ceph osd tree --format json >"$zcc_tmp/tree" 2>/dev/null || return 1
+    zcc_ceph osd dump --format json >"$zcc_tmp/dumpj" 2>/dev/null || return 1
+    python3 -c '
+import json, sys
+nodes = json.load(open(sys.argv[1]))["nodes"]
+up = {n["id"] for n in nodes if n["id"] >= 0 and n.get("status") == "up"}
+hosts = sum(1 for n in nodes if n["type"] == "host" and up.intersection(n.get("children", [])))
+need = max([p.get("min_size", 1) for p in json.load(open(sys.argv[2])).get("pools", [])] or [0])
+if hosts >= need:
+    sys.exit(1)
+print("%d host(s) with up OSDs, pools need %d" % (hosts, need))
+' "$zcc_tmp/tree" "$zcc_tmp/dumpj"
 }
 
 gt_osd_up() {
@@ -101,7 +173,11 @@ gt_osd_up() {
     if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_osds_up "$gt_ou_ids"; then
         gt_timeout "host $1 (osd $(echo "$gt_ou_ids" | sed 's/ /,/g'))" "not up with all placement groups active"
     fi
-    zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in, all placement groups active"
+    if [ -n "$zcc_wait_out" ]; then
+        zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in; $zcc_wait_out"
+    else
+        zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in, all placement groups active"
+    fi
 }
 
 # gt_fs_ranks FS: "<active names> | <standby count>" of FS, or "absent".
@@ -127,6 +203,18 @@ gt_fs_is_active() {
     done
     echo "no active MDS for $1 (active: [${gt_fa%|*}])"
     return 1
+}
+
+# gt_mds_known NAME: true when mds.NAME is in the fs map (a rank or a standby).
+gt_mds_known() {
+    zcc_ceph fs dump --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [s["name"] for s in d.get("standbys", [])] + [i["name"] for f in d.get("filesystems", []) for i in f["mdsmap"]["info"].values()]
+if sys.argv[1] not in names:
+    print("mds.%s is not in the fs map (daemons: [%s])" % (sys.argv[1], " ".join(sorted(names))))
+    sys.exit(1)
+' "$1"
 }
 
 gt_fs_active() {
@@ -155,7 +243,7 @@ gt_mds_handover() {
 }
 
 gt_action=${1:-}
-case $gt_action in mon-quorum | osd-ok-to-stop | osd-up | noout | mds-handover | fs-active) shift ;; *) zcc_usage "$gt_usage" ;; esac
+case $gt_action in mon-quorum | mgr-available | osd-ok-to-stop | osd-up | noout | mds-handover | fs-active) shift ;; *) zcc_usage "$gt_usage" ;; esac
 gt_flag=
 if [ "$gt_action" = noout ]; then
     case ${1:-} in set | unset) gt_flag=$1; shift ;; *) zcc_usage "$gt_usage" ;; esac
@@ -173,7 +261,7 @@ while [ $# -gt 0 ]; do
 done
 case $gt_limit in '' | *[!0-9]*) zcc_usage "--timeout must be seconds" ;; esac
 case $gt_action in
-    mon-quorum) [ -n "$gt_id" ] || zcc_usage "$gt_usage" ;;
+    mon-quorum | mgr-available) [ -n "$gt_id" ] || zcc_usage "$gt_usage" ;;
     osd-ok-to-stop | osd-up) [ -n "$gt_host" ] || zcc_usage "$gt_usage" ;;
     mds-handover) [ -n "$gt_id" ] || zcc_usage "$gt_usage"; [ -n "$gt_fs" ] || zcc_usage "$gt_usage" ;;
     fs-active) [ -n "$gt_fs" ] || zcc_usage "$gt_usage" ;;
@@ -189,6 +277,12 @@ case $gt_action in
         fi
         zc_log "mon.$gt_id" "in the quorum"
         ;;
+    mgr-available)
+        if ! zcc_wait "mgr.$gt_id" "$gt_limit" "it to be the active manager or a standby" gt_mgr_in "$gt_id"; then
+            gt_timeout "mgr.$gt_id" "not available"
+        fi
+        zc_log "mgr.$gt_id" "available"
+        ;;
     osd-ok-to-stop) gt_ok_to_stop "$gt_host" ;;
     osd-up) gt_osd_up "$gt_host" ;;
     noout)
@@ -196,5 +290,13 @@ case $gt_action in
         zc_log "cluster $gt_fsid_want" "noout ${gt_flag}"
         ;;
     mds-handover) gt_mds_handover "$gt_id" "$gt_fs" ;;
-    fs-active) gt_fs_active "$gt_fs" ;;
+    fs-active)
+        gt_fs_active "$gt_fs"
+        if [ -n "$gt_id" ] && [ "$(gt_fs_ranks "$gt_fs")" != absent ]; then
+            if ! zcc_wait "mds.$gt_id" "$gt_limit" "it to be back (active or standby)" gt_mds_known "$gt_id"; then
+                gt_timeout "mds.$gt_id" "not back in the fs map"
+            fi
+            zc_log "mds.$gt_id" "in the fs map"
+        fi
+        ;;
 esac

@@ -1,0 +1,75 @@
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import { shellQuote } from "../node/script";
+import { CephAdminPods } from "./admin";
+import { CephGateOrder, guardHash, renderGateArgs } from "./gates";
+import { DrainKubeTarget, drainKubeArgs, localKubeScript } from "./osds";
+import { CephPods } from "./pods";
+
+export interface CephGatesArgs {
+    pods: CephPods;
+    admin: CephAdminPods;
+    fsid: pulumi.Output<string>;
+    /** Which cluster the gates' kubectl talks to: the Kubernetes provider's (as the drains). */
+    kube: DrainKubeTarget;
+    /** Bound of each gate's wait, seconds. */
+    timeoutSeconds: number;
+}
+
+/** The environment variable that carries the hash of what a gate guards (never `triggers`). */
+export const gateGuardsEnv = "ZCLOUD_GATE_GUARDS";
+
+/**
+ * The health gates of one storage's roll (gates.ts gives their order): each a local command that
+ * runs cephfs-gate.sh where `pulumi up` runs, which runs ceph-gate.sh in a running admin pod (the
+ * drains' mechanism: the provider's cluster, the script set from its immutable ConfigMap). It
+ * runs on create and again on every update; its environment carries the sha256 of the pod
+ * templates it guards, so any change of one (image, ceph.conf, keys, resources, scripts) runs
+ * the gate again, in place. A gate's delete does nothing.
+ */
+export class CephGates {
+    private readonly pending: Array<() => void> = [];
+
+    constructor(private readonly a: CephGatesArgs) {}
+
+    /**
+     * Resolves every gate's guard hash, once every workload exists: a gate before the workloads
+     * it guards (noout set, a host's ok-to-stop, an mds handover) is made before them.
+     */
+    seal(): void {
+        for (const resolve of this.pending.splice(0)) resolve();
+    }
+
+    /** One gate after `deps` (the step before it in the roll and the workloads it guards). */
+    gate(step: CephGateOrder, deps: pulumi.Resource[]): command.local.Command {
+        const { pods, admin, kube } = this.a;
+        const script = pods.scriptSet("ceph-gate.sh");
+        const selector = Object.entries(admin.labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(",");
+        const run = pulumi.all([this.a.fsid, pods.namespace, script.metadata.name]).apply(([fsid, ns, scriptSet]) =>
+            [
+                "sh",
+                "-c",
+                shellQuote(localKubeScript("cephfs-gate.sh")),
+                "cephfs-gate",
+                ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube), "--", ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds)].map(shellQuote),
+            ].join(" "),
+        );
+        const templates = new Promise<Record<string, unknown>>((resolve) => this.pending.push(() => resolve(Object.fromEntries(step.guards.map((w) => [w, pods.templateOf(w)])))));
+        const guards = pulumi.output(templates).apply((t) => guardHash(t));
+        const minutes = `${Math.ceil(this.a.timeoutSeconds / 60) + 5}m`;
+        return new command.local.Command(
+            step.name,
+            {
+                create: run,
+                update: run,
+                environment: {
+                    [gateGuardsEnv]: guards,
+                    ...(kube.kubeconfigContent ? { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(kube.kubeconfigContent) } : {}),
+                },
+            },
+            { ...pods.child, dependsOn: [...deps, admin.daemonSet, script], customTimeouts: { create: minutes, update: minutes } },
+        );
+    }
+}

@@ -1,0 +1,291 @@
+/**
+ * The gated roll of a CephFS storage's daemons in the planned graph (components/cephfs/roll.ts,
+ * gates.ts): every daemon Deployment and gate after the step before it, in the order
+ * cephRollOrder gives; gates carry the hash of what they guard (environment, never triggers) and
+ * run the same check on create and update; and an existing stack made by the program before the
+ * gates (67000ed) planned again: what restarts, in which order, nothing replaced.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import * as yaml from "js-yaml";
+import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
+import { gateGuardsEnv } from "../../components/cephfs/roll";
+import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { diffPlans } from "../../tools/plan/diff";
+import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
+import { oldProgram } from "../helpers/oldProgram";
+import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
+
+/** main before the gates: every daemon its own Deployment, none waiting for another. */
+const beforeGates = "67000ed";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const LOCAL = "command:local:Command";
+
+const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
+const hosts = { node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"], node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"] };
+const values = (over: Record<string, unknown> = {}, h: Record<string, string[]> = hosts) => ({
+    ...baseConfig,
+    nodes,
+    "kubernetes:context": "prod-admin",
+    ...over,
+    cephfs: [{ name: "shared-fs", hosts: h, ...((over.cephfs as object) ?? {}) }],
+});
+
+let run: PlanRun;
+let mirrored: PlanRun;
+let registry: PlanRun;
+let fewerReplicas: PlanRun;
+let grown: PlanRun;
+let old: PlanRun;
+let untargeted: PlanRun;
+let oldDir = "";
+let cleanup = () => undefined as void;
+before(async () => {
+    const o = oldProgram(beforeGates);
+    cleanup = o.cleanup;
+    oldDir = o.dir;
+    [run, mirrored, registry, fewerReplicas, grown, old, untargeted] = await Promise.all([
+        planValues(values()),
+        planValues(values({}, Object.fromEntries(Object.entries(hosts).reverse()))),
+        planValues(values({ imageRegistry: "registry.example.com/mirror" })),
+        planValues(values({ cephfs: { replicas: 2 } })),
+        planValues(values({}, { ...hosts, node4: ["/dev/disk/by-id/wwn-0x4", "/dev/disk/by-id/wwn-0x8"] })),
+        planValues(values(), o.program),
+        planValues(Object.fromEntries(Object.entries(values()).filter(([k]) => k !== "kubernetes:context"))),
+    ]);
+    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted]) assert.equal(r.error, undefined, r.error?.message);
+});
+after(() => cleanup());
+
+const named = (name: string, plan = run) => resourceNamed(plan, name);
+const gates = (plan = run) => plan.resources.filter(isRollGate);
+const env = (r: PlannedResource) => (r.inputs as any).environment as Record<string, string>;
+
+describe("the roll in the graph", () => {
+    test("the chain is cephRollOrder's: each Deployment and gate depends on the step before it", () => {
+        const order = cephRollOrder("shared-fs", hosts);
+        const chain = rollChains(run.resources).get("shared-fs")!.map((r) => r.name);
+        assert.deepEqual(chain, order.flatMap((s) => (s.kind === "gate" ? [s.name] : s.workloads)));
+        let previous: string[] = [];
+        for (const s of order) {
+            const members = s.kind === "gate" ? [s.name] : s.workloads;
+            for (const m of members) {
+                const r = named(m);
+                for (const p of previous) assert.ok(r.dependencies.includes(named(p).urn), `${m} depends on ${p}`);
+            }
+            previous = members;
+        }
+        assert.equal(chain.length, 3 + 3 + 2 + 2 + 2 + 3 * 2 + 4 + 2 * 3);
+    });
+
+    test("per host: ok-to-stop -> that host's OSDs -> osd-up -> the next host (sorted, whatever the config's order)", () => {
+        const osdUp = (n: string) => named(`shared-fs-gate-${n}-osd-up`);
+        const okToStop = (n: string) => named(`shared-fs-gate-${n}-ok-to-stop`);
+        const osds = (n: string) => run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith(`ceph-shared-fs-osd-${n}-`));
+        assert.equal(osds("node5").length, 2);
+        for (const [n, prev] of [["node3", "shared-fs-gate-noout-set"], ["node4", "shared-fs-gate-node3-osd-up"], ["node5", "shared-fs-gate-node4-osd-up"]]) {
+            assert.deepEqual(okToStop(n).dependencies.filter((d) => d.includes("::shared-fs-gate-")), [named(prev).urn], n);
+            for (const o of osds(n)) {
+                assert.ok(o.dependencies.includes(okToStop(n).urn), o.name);
+                assert.ok(o.dependencies.includes(named(`shared-fs-${n}-disks`).urn), `${o.name}: its own node's disk command`);
+                assert.ok(osdUp(n).dependencies.includes(o.urn), `${osdUp(n).name} after ${o.name}`);
+            }
+        }
+        assert.ok(named("shared-fs-gate-noout-unset").dependencies.includes(osdUp("node5").urn));
+        assert.deepEqual(rollChains(mirrored.resources).get("shared-fs")!.map((r) => r.name), rollChains(run.resources).get("shared-fs")!.map((r) => r.name));
+    });
+
+    test("disk commands and labels stay per node: they depend on no gate, no Deployment, no other node", () => {
+        for (const n of Object.keys(hosts)) {
+            for (const r of [named(`shared-fs-${n}-disks`), named(`shared-fs-${n}-label`)]) {
+                const deps = r.dependencies.map((d) => d.slice(d.lastIndexOf("::") + 2));
+                assert.ok(!deps.some((d) => d.includes("-gate-") || d.startsWith("ceph-shared-fs-") || (d.includes("-node") && !d.includes(n))), `${r.name}: ${deps}`);
+            }
+        }
+    });
+
+    test("no dependency cycle with the admin pods: they wait for no mon; every gate waits for them and its script set", () => {
+        const admin = resourceNamed(run, "ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet");
+        assert.ok(!admin.dependencies.some((d) => d.includes("-mon-")), admin.dependencies.join(" "));
+        const set = named(cephScriptSetName("shared-fs", "ceph-gate.sh"));
+        for (const g of gates()) {
+            assert.ok(g.dependencies.includes(admin.urn), g.name);
+            assert.ok(g.dependencies.includes(set.urn), g.name);
+        }
+    });
+
+    test("a gate runs cephfs-gate.sh on create and on update alike, with ceph-gate.sh's arguments; nothing in triggers; delete does nothing", () => {
+        const fsid = /fsid = ([0-9a-f-]{36})/.exec((named("shared-fs-ceph-conf").inputs as any).data["ceph.conf"])![1];
+        assert.equal(gates().length, 17);
+        for (const g of gates()) {
+            const i = g.inputs as any;
+            assert.equal(i.update, i.create, g.name);
+            assert.equal(i.triggers, undefined, g.name);
+            assert.equal(i.delete, undefined, g.name);
+            // The SDK marks triggers replace-on-change; a gate sets none, so nothing of it replaces.
+            assert.deepEqual(g.replaceOnChanges, ["triggers[*]"], g.name);
+            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin -- /s);
+            assert.match(env(g)[gateGuardsEnv], /^[0-9a-f]{64}$/);
+            assert.ok(gateArgs(g).endsWith(` --fsid ${fsid} --timeout 600`), g.name);
+        }
+        assert.equal(gateArgs(named("shared-fs-gate-node4-ok-to-stop")), `osd-ok-to-stop --host node4 --fsid ${fsid} --timeout 600`);
+        assert.equal(gateArgs(named("shared-fs-gate-mds-b-handover")), `mds-handover --name b --fs shared-fs --fsid ${fsid} --timeout 600`);
+    });
+
+    test("without kubernetes:context or kubeconfig the plan advises that the gates will refuse; with one, nothing", () => {
+        assert.deepEqual(rollAdvisories(run.resources), []);
+        const create = String((gates(untargeted)[0].inputs as any).create);
+        assert.ok(!create.slice(create.lastIndexOf("' cephfs-gate ")).includes("--context"));
+        assert.deepEqual(rollAdvisories(untargeted.resources), [
+            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
+        ]);
+    });
+
+    test("a gate's guard hash is the hash of the pod templates it guards, as planned", () => {
+        const t = (w: string) => (named(w).inputs as any).spec.template;
+        assert.equal(env(named("shared-fs-gate-mon-b"))[gateGuardsEnv], guardHash({ "ceph-shared-fs-mon-b": t("ceph-shared-fs-mon-b") }));
+        const node5 = ["ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"];
+        assert.equal(env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv], guardHash(Object.fromEntries(node5.map((w) => [w, t(w)]))));
+        assert.equal(env(named("shared-fs-gate-node5-ok-to-stop"))[gateGuardsEnv], env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv]);
+    });
+});
+
+describe("what runs a gate again: a change of what it guards, nothing else", () => {
+    const changedGates = (other: PlanRun) =>
+        diffPlans(run.resources, other.resources)
+            .filter((c) => isRollGate(c.resource))
+            .map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`)
+            .sort();
+
+    test("another image (registry): every daemon restarts, every gate runs again (an update of its environment, never a replace)", () => {
+        const changes = diffPlans(run.resources, registry.resources);
+        assert.deepEqual(changedGates(registry), gates().map((g) => `update ${g.name} environment.${gateGuardsEnv}`).sort());
+        const daemons = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.parent.endsWith("shared-fs"));
+        assert.equal(daemons.length, 3 + 2 + 4 + 2);
+        assert.ok(daemons.every((c) => c.kind === "update"));
+    });
+
+    test("ceph.conf changes (replicas 3 -> 2): its hash restarts every daemon through every gate", () => {
+        const changes = diffPlans(run.resources, fewerReplicas.resources);
+        const daemons = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.name.startsWith("ceph-shared-fs-"));
+        assert.deepEqual(daemons.map((c) => `${c.kind} ${c.fields.join(",")}`), Array(11).fill("update spec.template.metadata"));
+        assert.deepEqual(changedGates(fewerReplicas), gates().map((g) => `update ${g.name} environment.${gateGuardsEnv}`).sort());
+    });
+
+    test("a device added on node4: only node4's gates and noout run again; no daemon restarts", () => {
+        assert.deepEqual(
+            changedGates(grown),
+            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset"].map((g) => `update shared-fs-gate-${g} environment.${gateGuardsEnv}`),
+        );
+        const changes = diffPlans(run.resources, grown.resources);
+        assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
+    });
+});
+
+describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
+    test("pulumi up: the gates and their script set created; every daemon updated in place (ceph.conf and key hashes), drains in place; nothing replaced or deleted", () => {
+        const changes = diffPlans(old.resources, run.resources);
+        const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), ...gates().map((g) => g.name)].sort());
+        assert.deepEqual(by("replace"), []);
+        assert.deepEqual(by("delete"), []);
+        const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
+        const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
+        assert.deepEqual(by("update"), [...daemons, ...drains].sort());
+        for (const c of changes.filter((x) => x.kind === "update")) {
+            if (c.resource.type === DEPLOYMENT) {
+                // Only the pod template's annotations: ceph.conf's and the keys' hashes added.
+                assert.deepEqual(c.fields, ["spec.template.metadata"], c.resource.name);
+                const was = (c.before!.inputs as any).spec.template.metadata.annotations ?? {};
+                const now = (c.resource.inputs as any).spec.template.metadata.annotations;
+                const { ["storage.zcloud.io/ceph-conf"]: conf, ["storage.zcloud.io/ceph-keys"]: keys, ...rest } = now;
+                assert.deepEqual(rest, was, c.resource.name);
+                assert.match(conf, /^[0-9a-f]{64}$/);
+                assert.match(keys, /^[0-9a-f]{64}$/);
+            } else {
+                // The drain's delete carries the shared kubectl library now (cephfs-kube.sh).
+                assert.deepEqual(c.fields, ["delete"], c.resource.name);
+            }
+        }
+        // Disk commands, labels and the admin pods: as they are.
+        for (const n of Object.keys(hosts)) {
+            assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-disks`), undefined);
+            assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-label`), undefined);
+        }
+        assert.equal(changes.find((c) => c.resource.name === "ceph-shared-fs-admin"), undefined);
+    });
+
+    test("the first up is already gated: the gates are created in the same up, between the updates, and their create runs the check", () => {
+        const order = rollChains(run.resources).get("shared-fs")!;
+        const changes = new Map(diffPlans(old.resources, run.resources).map((c) => [c.resource.urn, c.kind]));
+        // Every step of the chain changes in this up: restarts (updates) alternate with gates (creates).
+        assert.deepEqual(
+            order.map((r) => changes.get(r.urn)),
+            order.map((r) => (isRollGate(r) ? "create" : "update")),
+        );
+        const text = renderRollOrder(diffPlans(old.resources, run.resources), run.resources);
+        assert.equal(
+            text,
+            [
+                "Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):",
+                "  shared-fs:",
+                ...[
+                    "restart ceph-shared-fs-mon-a",
+                    "gate    mon-quorum --id a --timeout 600",
+                    "restart ceph-shared-fs-mon-b",
+                    "gate    mon-quorum --id b --timeout 600",
+                    "restart ceph-shared-fs-mon-c",
+                    "gate    mon-quorum --id c --timeout 600",
+                    "restart ceph-shared-fs-mgr-a",
+                    "gate    mgr-available --id a --timeout 600",
+                    "restart ceph-shared-fs-mgr-b",
+                    "gate    mgr-available --id b --timeout 600",
+                    "gate    noout set --timeout 600",
+                    "gate    osd-ok-to-stop --host node3 --timeout 600",
+                    "restart ceph-shared-fs-osd-node3-wwn-0x3",
+                    "gate    osd-up --host node3 --timeout 600",
+                    "gate    osd-ok-to-stop --host node4 --timeout 600",
+                    "restart ceph-shared-fs-osd-node4-wwn-0x4",
+                    "gate    osd-up --host node4 --timeout 600",
+                    "gate    osd-ok-to-stop --host node5 --timeout 600",
+                    "restart ceph-shared-fs-osd-node5-wwn-0x5",
+                    "restart ceph-shared-fs-osd-node5-wwn-0x6",
+                    "gate    osd-up --host node5 --timeout 600",
+                    "gate    noout unset --timeout 600",
+                    "gate    mds-handover --name a --fs shared-fs --timeout 600",
+                    "restart ceph-shared-fs-mds-a",
+                    "gate    fs-active --fs shared-fs --name a --timeout 600",
+                    "gate    mds-handover --name b --fs shared-fs --timeout 600",
+                    "restart ceph-shared-fs-mds-b",
+                    "gate    fs-active --fs shared-fs --name b --timeout 600",
+                ].map((l, i) => `    ${String(i + 1).padStart(2)}. ${l}`),
+            ].join("\n"),
+        );
+    });
+
+    test("`npm run plan -- <stack> --diff <old stack>` (offline, the old program's plan) prints that order", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-roll-diff-"));
+        try {
+            const file = path.join(dir, "Pulumi.prod.yaml");
+            fs.writeFileSync(file, yaml.dump({ config: Object.fromEntries(Object.entries(values()).map(([k, v]) => [k.includes(":") ? k : `zcloud-storage:${k}`, v])) }));
+            const saved = path.join(dir, "old.json");
+            await new Promise<void>((resolve, reject) =>
+                execFile(process.execPath, ["--import", "tsx", path.join(oldDir, "tools", "plan.ts"), file, "--json"], { cwd: oldDir, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+                    err ? reject(new Error(stderr)) : (fs.writeFileSync(saved, stdout), resolve()),
+                ),
+            );
+            const out = await new Promise<string>((resolve, reject) =>
+                execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", file, "--diff-plan", saved], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+            );
+            assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. restart ceph-shared-fs-mon-a\n     2. gate    mon-quorum --id a --timeout 600\n"), out);
+            assert.ok(out.includes("    20. restart ceph-shared-fs-osd-node5-wwn-0x6\n    21. gate    osd-up --host node5 --timeout 600\n"), out);
+            assert.ok(/\n0 to replace|\n\d+ to update, 18 to create\n/.test(out), out);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

@@ -1,0 +1,83 @@
+// cephfs-gate.sh, the local side of a roll gate: which cluster it asks, its script set, waiting
+// for an admin pod, and handing the gate's arguments to ceph-gate.sh in that pod. A stand-in
+// kubectl records its calls (the Ceph tier runs the gates on real daemons).
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+
+const script = path.join(__dirname, "../../components/node/cephfs-gate.sh");
+const gateArgs = ["mon-quorum", "--id", "b", "--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90", "--timeout", "0"];
+const base = ["--namespace", "zcloud-storage", "--admin-selector", "app=ceph-admin", "--script-configmap", "ceph-fs-scripts-gate-0123456789ab"];
+
+/** kubectl answering: the ConfigMap (when ZCLOUD_TEST_CM is set), the pods listed in ZCLOUD_TEST_PODS, exec echoing its args. */
+function standInKubectl(): { dir: string; calls: () => string[] } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-kubectl-"));
+    fs.writeFileSync(
+        path.join(dir, "kubectl"),
+        `#!/bin/sh
+echo "$*" >>"${dir}/calls"
+case "$*" in
+    *"get configmap"*) [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }; printf '%s' 'echo gate-ran "$@"' ;;
+    *"get pods"*) printf '%b' "\${ZCLOUD_TEST_PODS:-}" ;;
+    *" exec "*) exit 0 ;;
+esac
+`,
+        { mode: 0o755 },
+    );
+    return { dir, calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n") };
+}
+
+function gate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) =>
+        execFile("/bin/sh", [script, ...args], { env: { PATH: "/usr/bin:/bin", ...env } }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })),
+    );
+}
+
+describe("cephfs-gate.sh", () => {
+    test("bad arguments: usage, exit 2, before any kubectl call", async () => {
+        for (const args of [[...base], base.filter((a) => a !== "--admin-selector" && a !== "app=ceph-admin").concat(["--", ...gateArgs]), [...base.map((a) => (a.startsWith("ceph-fs-") ? "x;reboot" : a)), "--", ...gateArgs]]) {
+            const r = await gate(args);
+            assert.equal(r.code, 2, args.join(" "));
+            assert.match(r.stderr, /^usage: cephfs-gate.sh /);
+        }
+    });
+
+    test("no kubernetes:context or kubeconfig: refused, nothing asked of any cluster", async () => {
+        const k = standInKubectl();
+        const r = await gate([...base, "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin` });
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /^zcloud: gate mon-quorum --id b .*: refused: cannot tell which Kubernetes cluster the stack's provider uses .*no daemon was restarted after this gate\n$/);
+        assert.ok(!fs.existsSync(path.join(k.dir, "calls")));
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a missing script set refuses before any pod is looked for", async () => {
+        const k = standInKubectl();
+        const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin` });
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /refused: cannot read the gate's script set, ConfigMap ceph-fs-scripts-gate-0123456789ab \(see above\); no daemon was restarted after this gate\n$/);
+        assert.deepEqual(k.calls(), ["--context prod --namespace zcloud-storage get configmap ceph-fs-scripts-gate-0123456789ab --output jsonpath={.data.ceph-gate\\.sh}"]);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("no running admin pod within the bound: exit 3, naming the selector", async () => {
+        const k = standInKubectl();
+        const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1" });
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /refused: no running admin pod of the storage \(app=ceph-admin\) after 0s/);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a pod being deleted is passed over; the gate runs in a running one with its arguments as given", async () => {
+        const k = standInKubectl();
+        const pods = "admin-old 2026-11-26T22:00:00Z\\nadmin-new \\n";
+        const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1", ZCLOUD_TEST_PODS: pods });
+        assert.equal(r.code, 0, r.stderr);
+        const exec = k.calls().find((c) => c.includes(" exec "));
+        assert.equal(exec, `--context prod --namespace zcloud-storage exec admin-new -- sh -c echo gate-ran "$@" ceph-gate ${gateArgs.join(" ")}`);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+});
