@@ -154,6 +154,10 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.match(dump, /^osd\.0 up\s+in /m);
         const pg = await c.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"]);
         assert.equal(pg.pg_summary.num_pg_by_state.filter((s) => s.name.split("+").includes("active")).reduce((n, s) => n + s.num, 0), pg.pg_summary.num_pgs);
+        // and whole: osd.0 back in every acting set, so the next host may stop right away (an
+        // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
+        assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
+        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd 1 ok to stop`]);
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
         figures.push(`osd-up held ${((started - t0) / 1000).toFixed(1)} s while osd.0 was down; passed ${((gateDone! - started) / 1000).toFixed(1)} s after its start`);
     });
