@@ -5,7 +5,7 @@ import { iscsiStatusCommand } from "../components/iscsi/commands";
 import { NodeReport } from "./discover/inventory";
 import { Day2ConfigError, Day2Stack, loadDay2Stack } from "./discover/stack";
 import { keySourceProblem } from "./discover/ssh";
-import { CephHealth, ClusterFacts, Kubectl, kubectlFor, readCephHealth, readCluster } from "./status/cluster";
+import { CephHealth, CephOsd, ClusterFacts, Kubectl, kubectlFor, readCephHealth, readCephOsds, readCluster } from "./status/cluster";
 import { StatusFacts, StorageStatus, evaluateStatus, exitCodeOf } from "./status/evaluate";
 import { parseIscsiFacts } from "./status/iscsi";
 import { jsonText } from "./discover/printable";
@@ -64,10 +64,13 @@ async function round(stack: Day2Stack, opts: Options, kubectl: Kubectl): Promise
     const [cluster, answers, iscsi] = await Promise.all([readCluster(kubectl, model.namespace), collectInventories(model, deviceNodes(model), opts.ssh, opts.concurrency, false), readIscsi(model, opts)]);
     const nodes = new Map<string, NodeReport | { error: string }>(answers.map((a) => [a.node, "error" in a ? { error: a.error } : a.report]));
     const ceph = new Map<string, CephHealth | { error: string }>();
+    const cephOsds = new Map<string, CephOsd[] | { error: string }>();
     for (const s of model.cephfs) {
-        ceph.set(s.name, "error" in cluster ? { error: "cluster not reached" } : await readCephHealth(kubectl, model.namespace, adminPodOf(cluster, s.name)));
+        const pod = "error" in cluster ? undefined : adminPodOf(cluster, s.name);
+        ceph.set(s.name, "error" in cluster ? { error: "cluster not reached" } : await readCephHealth(kubectl, model.namespace, pod));
+        cephOsds.set(s.name, "error" in cluster ? { error: "cluster not reached" } : await readCephOsds(kubectl, model.namespace, pod));
     }
-    return evaluateStatus({ model, cluster, nodes, ceph, iscsi });
+    return evaluateStatus({ model, cluster, nodes, ceph, cephOsds, iscsi });
 }
 
 function print(storages: StorageStatus[], json: boolean, watching: boolean): void {

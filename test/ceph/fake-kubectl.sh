@@ -11,7 +11,7 @@
 #                                    -> the content of $ZCLOUD_TEST_NODES/<name> (the node's
 #                                       devices annotation); no such file: fails as an API
 #                                       error would (the annotation cannot be read)
-#   exec <pod> -- <argv>             -> <argv> in the test cluster's namespace with the admin
+#   exec [-n <ns>] <pod> -- <argv>           -> <argv> in the test cluster's namespace with the admin
 #                                       container's env (file $ZCLOUD_TEST_ADMIN_ENV, NAME=VALUE
 #                                       lines), as `kubectl exec` runs it in the pod
 #   get deployment <name> ...        -> deployment.apps/<name> while $ZCLOUD_TEST_PODS/<name> exists
@@ -31,6 +31,11 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
+
+# status's `exec -n <namespace> <pod> -- ...`: the namespace after the verb
+if [ "${1:-}" = exec ] && { [ "${2:-}" = -n ] || [ "${2:-}" = --namespace ]; }; then
+    set -- exec "${@:4}"
+fi
 
 die() {
     echo "fake kubectl: $*" >&2

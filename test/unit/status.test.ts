@@ -3,8 +3,8 @@ import * as assert from "node:assert/strict";
 import { StackModel } from "../../components/config/model";
 import { cephNames } from "../../components/cephfs/cluster";
 import { NodeReport } from "../../tools/discover/inventory";
-import { CephHealth, ClusterFacts, ClusterPod, clusterFacts, parseCephStatus } from "../../tools/status/cluster";
-import { StatusFacts, evaluateStatus, exitCodeOf, problemLine } from "../../tools/status/evaluate";
+import { CephHealth, ClusterFacts, ClusterPod, cephExecArgv, clusterFacts, parseCephOsds, parseCephStatus } from "../../tools/status/cluster";
+import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, problemLine } from "../../tools/status/evaluate";
 import { renderStatus } from "../../tools/status/render";
 
 const model: StackModel = {
@@ -185,4 +185,58 @@ test("kubectl JSON lists become facts; ceph status JSON of Ceph 16 and 19 layout
     const flat = { health: { status: "HEALTH_OK" }, osdmap: { num_osds: 3, num_up_osds: 3, num_in_osds: 2 }, pgmap: { bytes_used: 5, bytes_total: 50 } };
     assert.deepEqual(parseCephStatus(JSON.stringify(flat)), { status: "HEALTH_OK", osds: 3, up: 3, in: 2, bytesUsed: 5, bytesTotal: 50 });
     assert.deepEqual(parseCephStatus(JSON.stringify({ ...flat, osdmap: { osdmap: flat.osdmap } })).in, 2);
+});
+
+// `ceph osd tree -f json` and `ceph osd metadata -f json` as Ceph 20.2.4 answers them (the Ceph
+// tier's three-host cluster, osd.1 stopped; fields status does not read left out).
+const osdTree = {
+    nodes: [
+        { id: -1, name: "default", type: "root", type_id: 11, children: [-7, -5, -3] },
+        { id: -3, name: "node1", type: "host", type_id: 1, pool_weights: {}, children: [0] },
+        { id: 0, device_class: "hdd", name: "osd.0", type: "osd", type_id: 0, crush_weight: 0.0029, depth: 2, pool_weights: {}, exists: 1, status: "up", reweight: 1, primary_affinity: 1 },
+        { id: -5, name: "node2", type: "host", type_id: 1, pool_weights: {}, children: [1] },
+        { id: 1, device_class: "hdd", name: "osd.1", type: "osd", type_id: 0, crush_weight: 0.0029, depth: 2, pool_weights: {}, exists: 1, status: "down", reweight: 1, primary_affinity: 1 },
+        { id: -7, name: "node3", type: "host", type_id: 1, pool_weights: {}, children: [2] },
+        { id: 2, device_class: "hdd", name: "osd.2", type: "osd", type_id: 0, crush_weight: 0.0029, depth: 2, pool_weights: {}, exists: 1, status: "up", reweight: 0, primary_affinity: 1 },
+    ],
+    stray: [],
+};
+// `hostname` is the OSD process's host name (in the tier the one test machine for every node),
+// not the CRUSH host: status takes the node from the tree.
+const osdMetadata = [
+    { id: 0, hostname: "vm", devices: "sdb", bluestore_bdev_devices: "sdb", bluestore_bdev_dev_node: "/dev/sdb", device_ids: "", osd_objectstore: "bluestore" },
+    { id: 1, hostname: "vm", devices: "sdb", bluestore_bdev_devices: "sdb", bluestore_bdev_dev_node: "/dev/sdb", device_ids: "", osd_objectstore: "bluestore" },
+    { id: 2, hostname: "vm", devices: "sdc", bluestore_bdev_devices: "sdc", bluestore_bdev_dev_node: "/dev/sdc", device_ids: "", osd_objectstore: "bluestore" },
+];
+
+test("Ceph's osd tree and metadata become one entry per OSD: its host, up/in, devices", () => {
+    assert.deepEqual(parseCephOsds(JSON.stringify(osdTree), JSON.stringify(osdMetadata)), [
+        { id: 0, host: "node1", up: true, in: true, devices: ["sdb"] },
+        { id: 1, host: "node2", up: false, in: true, devices: ["sdb"] },
+        { id: 2, host: "node3", up: true, in: false, devices: ["sdc"] },
+    ]);
+    // no metadata for an OSD (never started): no devices
+    assert.deepEqual(parseCephOsds(JSON.stringify(osdTree), "[]")[1].devices, []);
+});
+
+test("a down or out OSD is reported on its node, by the declared device it sits on when the node maps it", () => {
+    const osds = parseCephOsds(JSON.stringify(osdTree), JSON.stringify(osdMetadata));
+    assert.deepEqual(cephOsdProblems(osds), [
+        { kind: "degraded", node: "node2", object: "osd.1 (sdb)", message: "down, in" },
+        { kind: "degraded", node: "node3", object: "osd.2 (sdc)", message: "up, out" },
+    ]);
+    assert.deepEqual(cephOsdProblems(osds, { node2: { "/dev/disk/by-id/wwn-0x2": "/dev/sdb", "/dev/sdc": "/dev/sdc" }, node3: { "/dev/sdc": null } }).map((p) => p.object), ["osd.1 /dev/disk/by-id/wwn-0x2", "osd.2 (sdc)"]);
+    // through status: the storage's node3 OSD down, named by its declared path
+    const down = facts({ cephOsds: new Map([["shared", [{ id: 0, host: "node3", up: false, in: true, devices: ["sdb"] }]]]) });
+    assert.deepEqual(lines(down), ["degraded: shared: node3: osd.0 /dev/sdb: down, in"]);
+    assert.equal(exitCodeOf(evaluateStatus(down)), 1);
+    // an unreadable osd tree adds nothing beyond what ceph status says
+    assert.deepEqual(lines(facts({ cephOsds: new Map([["shared", { error: "kubectl: timeout" }]]) })), []);
+});
+
+test("ceph runs in the admin pod with client.admin's key file from the pod's key directory (no default keyring there); no key in argv", () => {
+    assert.deepEqual(cephExecArgv("zcloud-storage", "ceph-shared-admin-x1", ["osd", "tree"]), [
+        "exec", "-n", "zcloud-storage", "ceph-shared-admin-x1", "--",
+        "sh", "-c", 'exec ceph --name client.admin --keyfile "$ZCLOUD_CEPH_KEYS/admin" "$@"', "ceph", "osd", "tree", "--format", "json",
+    ]);
 });

@@ -136,12 +136,80 @@ export function parseCephStatus(json: string): CephHealth {
     };
 }
 
+/**
+ * kubectl's argv of a read-only `ceph <args> --format json` in the storage's admin pod. The pod has
+ * no keyring where `ceph` looks by default: it holds client.admin's key as a file of the key
+ * directory its env names (ZCLOUD_CEPH_KEYS, as the node scripts read it) and ceph.conf through
+ * CEPH_CONF. The key stays in its file (only its path is in argv).
+ */
+export function cephExecArgv(namespace: string, adminPod: string, args: string[]): string[] {
+    return ["exec", "-n", namespace, adminPod, "--", "sh", "-c", 'exec ceph --name client.admin --keyfile "$ZCLOUD_CEPH_KEYS/admin" "$@"', "ceph", ...args, "--format", "json"];
+}
+
+/** One OSD as the cluster sees it: its CRUSH host (= node), up/in, the devices under it. */
+export interface CephOsd {
+    id: number;
+    host: string;
+    up: boolean;
+    in: boolean;
+    /** Kernel names of the devices the OSD sits on (`ceph osd metadata`'s `devices`), e.g. ["sdb"]. */
+    devices: string[];
+}
+
+/**
+ * Pure: `ceph osd tree -f json` and `ceph osd metadata -f json` to one entry per OSD. The tree
+ * gives host (the OSD's parent host bucket), `status` up/down and `reweight` (0: out); metadata
+ * gives the devices (kept by the mons for a down OSD).
+ */
+export function parseCephOsds(treeJson: string, metadataJson: string): CephOsd[] {
+    const tree = JSON.parse(treeJson) as { nodes: Array<{ id: number; name: string; type: string; status?: string; reweight?: number; children?: number[] }> };
+    const metadata = JSON.parse(metadataJson) as Array<{ id: number; devices?: string }>;
+    const hostOf = new Map<number, string>();
+    for (const n of tree.nodes) {
+        if (n.type === "host") {
+            for (const child of n.children ?? []) {
+                hostOf.set(child, n.name);
+            }
+        }
+    }
+    return tree.nodes
+        .filter((n) => n.type === "osd")
+        .map((n) => ({
+            id: n.id,
+            host: hostOf.get(n.id) ?? "",
+            up: n.status === "up",
+            in: (n.reweight ?? 0) > 0,
+            devices: (metadata.find((m) => m.id === n.id)?.devices ?? "").split(",").filter(Boolean),
+        }))
+        .sort((a, b) => a.id - b.id);
+}
+
+/** `ceph osd tree` and `ceph osd metadata` in one Ready admin pod of the storage. */
+export async function readCephOsds(kubectl: Kubectl, namespace: string, adminPod: string | undefined): Promise<CephOsd[] | { error: string }> {
+    if (!adminPod) {
+        return { error: "no Ready admin pod to ask" };
+    }
+    const [tree, metadata] = await Promise.all(
+        [["osd", "tree"], ["osd", "metadata"]].map((args) => kubectl(cephExecArgv(namespace, adminPod, args))),
+    );
+    for (const r of [tree, metadata]) {
+        if (r.code !== 0) {
+            return { error: kubectlFailure(r) };
+        }
+    }
+    try {
+        return parseCephOsds(tree.stdout, metadata.stdout);
+    } catch (e) {
+        return { error: `unreadable ceph osd tree/metadata: ${(e as Error).message}` };
+    }
+}
+
 /** `ceph status` run in one Ready admin pod of the storage; an error string when it cannot run. */
 export async function readCephHealth(kubectl: Kubectl, namespace: string, adminPod: string | undefined): Promise<CephHealth | { error: string }> {
     if (!adminPod) {
         return { error: "no Ready admin pod to ask" };
     }
-    const r = await kubectl(["exec", "-n", namespace, adminPod, "--", "ceph", "status", "--format", "json"]);
+    const r = await kubectl(cephExecArgv(namespace, adminPod, ["status"]));
     if (r.code !== 0) {
         return { error: kubectlFailure(r) };
     }

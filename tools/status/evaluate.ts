@@ -6,7 +6,7 @@ import { IscsiConfig, StackModel, StorageType } from "../../components/config/mo
 import { cephNames } from "../../components/cephfs/cluster";
 import { NodeStorageType, labelDomain, lvmVolumeGroup, storageLabelKey } from "../../components/naming";
 import { NodeReport } from "../discover/inventory";
-import { CephHealth, ClusterFacts, ClusterPod } from "./cluster";
+import { CephHealth, CephOsd, ClusterFacts, ClusterPod } from "./cluster";
 import { IscsiNodeFacts, iscsiNodeProblems } from "./iscsi";
 import { Problem } from "./problem";
 
@@ -53,6 +53,8 @@ export interface StatusFacts {
     nodes: Map<string, NodeReport | { error: string }>;
     /** CephFS storage name -> `ceph status`, or why it could not be read. */
     ceph: Map<string, CephHealth | { error: string }>;
+    /** CephFS storage name -> its OSDs (`ceph osd tree` + `ceph osd metadata`), or why not read. */
+    cephOsds?: Map<string, CephOsd[] | { error: string }>;
     /** iSCSI storage name -> initiator -> its iscsi-status.sh facts, or why they could not be read. */
     iscsi?: Map<string, Map<string, IscsiNodeFacts | { error: string }>>;
 }
@@ -239,6 +241,24 @@ function cephProblems(health: CephHealth | { error: string } | undefined, declar
     return problems;
 }
 
+/**
+ * One problem per OSD that is down or out, on its node (the CRUSH host, which the program names
+ * after the node) and named by its device: the declared path whose kernel device it sits on when
+ * the node's report maps one (`nodeDevices`: node -> declared path -> kernel path), else the
+ * kernel names Ceph reports.
+ */
+export function cephOsdProblems(osds: CephOsd[], nodeDevices: Record<string, Record<string, string | null | undefined>> = {}): Problem[] {
+    return osds
+        .filter((o) => !o.up || !o.in)
+        .map((o): Problem => {
+            const declared = Object.entries(nodeDevices[o.host] ?? {})
+                .filter(([, kernel]) => kernel && o.devices.includes(kernel.replace(/^\/dev\//, "")))
+                .map(([d]) => d);
+            const device = declared.length > 0 ? declared.join(",") : `(${o.devices.join(",") || "device unknown"})`;
+            return { kind: "degraded", node: o.host || null, object: `osd.${o.id} ${device}`, message: `${o.up ? "up" : "down"}, ${o.in ? "in" : "out"}` };
+        });
+}
+
 function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDefault: boolean, hosts: Record<string, string[]> | null, thin: boolean, iscsi?: IscsiConfig): StorageStatus {
     const problems: Problem[] = [];
     let sc: StorageStatus["storageClass"] = null;
@@ -272,6 +292,10 @@ function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDe
         const health = facts.ceph.get(name);
         ceph = health && !("error" in health) ? health : null;
         problems.push(...cephProblems(health, Object.values(hosts).flat().length));
+        const osds = facts.cephOsds?.get(name);
+        if (osds && !("error" in osds)) {
+            problems.push(...cephOsdProblems(osds, Object.fromEntries(Object.entries(nodes).map(([n, st]) => [n, st.devices]))));
+        }
     }
     return { name, type, healthy: problems.length === 0, problems, nodes, storageClass: sc, ...(type === "cephfs" ? { ceph } : {}) };
 }

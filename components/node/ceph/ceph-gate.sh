@@ -17,8 +17,10 @@
 #   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
 # ceph-gate.sh osd-up --host <crush host>
 #   Waits until every OSD of that CRUSH host is up and in and every placement group is active
-#   (while fewer hosts have up OSDs than some pool's min_size, as when a new cluster forms, its
-#   placement groups cannot be active yet: the OSDs being up is enough).
+#   and neither undersized nor degraded (the restarted OSDs back in every acting set, so the
+#   next host's ok-to-stop counts them). While fewer hosts have up OSDs than some pool's
+#   min_size (size), as when a new cluster forms, its placement groups cannot be active (whole)
+#   yet: the OSDs being up is enough.
 # ceph-gate.sh noout set|unset
 #   Sets or clears the cluster's noout flag (around the OSD roll).
 # ceph-gate.sh mds-handover --name <mds> --fs <fs>
@@ -125,34 +127,48 @@ gt_ok_to_stop() {
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
 }
 
-# gt_osds_up IDS: true when every listed OSD is up and in and every placement group is active;
-# prints what is missing when not.
+# gt_osds_up IDS: true when every listed OSD is up and in and every placement group is active
+# and whole (none undersized or degraded: the restarted OSDs are back in every acting set and
+# caught up, so the next host's ok-to-stop counts them); prints what is missing when not.
 gt_osds_up() {
     zcc_ceph osd dump >"$zcc_tmp/dump" 2>&1 || { echo "cannot read the osdmap"; return 1; }
     for gt_u_id in $1; do
         gt_u_state=$(awk -v o="osd.$gt_u_id" '$1 == o { print $2, $3; exit }' "$zcc_tmp/dump")
         [ "$gt_u_state" = "up in" ] || { echo "osd.$gt_u_id is ${gt_u_state:-absent}"; return 1; }
     done
-    gt_u_inactive=$(zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
+    gt_u_pgs=$(zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 d = d.get("pg_summary", d)
 total = d.get("num_pgs", 0)
-active = sum(s["num"] for s in d.get("num_pg_by_state", []) if "active" in s["name"].split("+"))
-print(total - active)
-') || gt_u_inactive=unknown
-    [ "$gt_u_inactive" = 0 ] && return 0
-    if gt_u_forming=$(gt_forming); then
-        echo "$gt_u_inactive placement groups are not active, as expected while the cluster forms: $gt_u_forming"
+states = [(s["name"].split("+"), s["num"]) for s in d.get("num_pg_by_state", [])]
+active = sum(n for st, n in states if "active" in st)
+partial = sum(n for st, n in states if "active" in st and ("undersized" in st or "degraded" in st))
+print(total - active, partial)
+') || gt_u_pgs="unknown unknown"
+    gt_u_inactive=${gt_u_pgs% *}
+    gt_u_partial=${gt_u_pgs#* }
+    [ "$gt_u_inactive" = 0 ] && [ "$gt_u_partial" = 0 ] && return 0
+    if [ "$gt_u_inactive" != 0 ]; then
+        if gt_u_forming=$(gt_forming min_size); then
+            echo "$gt_u_inactive placement groups are not active, as expected while the cluster forms: $gt_u_forming"
+            return 0
+        fi
+        echo "$gt_u_inactive placement groups are not active"
+        return 1
+    fi
+    if gt_u_forming=$(gt_forming size); then
+        echo "$gt_u_partial placement groups are undersized or degraded, as expected while the cluster forms: $gt_u_forming"
         return 0
     fi
-    echo "$gt_u_inactive placement groups are not active"
+    echo "$gt_u_partial placement groups are undersized or degraded"
     return 1
 }
 
-# gt_forming: true, printing why, when fewer CRUSH hosts have an up OSD than some pool's
-# min_size: a cluster still being built (its first hosts' OSDs), whose placement groups cannot
-# all be active until more hosts are up. An established cluster always has that many.
+# gt_forming FIELD: true, printing why, when fewer CRUSH hosts have an up OSD than some pool's
+# FIELD (min_size: its PGs cannot be active; size: they cannot be whole): a cluster still being
+# built (its first hosts' OSDs), whose placement groups wait for more hosts. An established
+# cluster always has that many.
 gt_forming() {
     zcc_ceph osd tree --format json >"$zcc_tmp/tree" 2>/dev/null || return 1
     zcc_ceph osd dump --format json >"$zcc_tmp/dumpj" 2>/dev/null || return 1
@@ -161,11 +177,11 @@ import json, sys
 nodes = json.load(open(sys.argv[1]))["nodes"]
 up = {n["id"] for n in nodes if n["id"] >= 0 and n.get("status") == "up"}
 hosts = sum(1 for n in nodes if n["type"] == "host" and up.intersection(n.get("children", [])))
-need = max([p.get("min_size", 1) for p in json.load(open(sys.argv[2])).get("pools", [])] or [0])
+need = max([p.get(sys.argv[3], 1) for p in json.load(open(sys.argv[2])).get("pools", [])] or [0])
 if hosts >= need:
     sys.exit(1)
-print("%d host(s) with up OSDs, pools need %d" % (hosts, need))
-' "$zcc_tmp/tree" "$zcc_tmp/dumpj"
+print("%d host(s) with up OSDs, pools need %d (%s)" % (hosts, need, sys.argv[3]))
+' "$zcc_tmp/tree" "$zcc_tmp/dumpj" "$1"
 }
 
 gt_osd_up() {
