@@ -4,39 +4,56 @@
  */
 import { MonPlacement } from "../naming";
 
-/** Ceph's key type for AES-128 secrets (CEPH_CRYPTO_AES). */
-const cephCryptoAes = 1;
+/**
+ * Ceph's key types by secret length: 16 bytes AES-128 (CEPH_CRYPTO_AES, type 1, `AQ...==`, 40
+ * characters), 32 bytes AES-256 (CEPH_CRYPTO_AES256KRB5, `aes256k`, type 2, `Ag...=`, 60
+ * characters; Ceph 20 Tentacle's default, what its `ceph-authtool --gen-print-key` prints).
+ */
+const cephKeyTypes: Record<number, number> = { 16: 1, 32: 2 };
 
 /**
  * The fixed creation time written into every key we encode, so a key is a pure function of its
- * 16 random bytes (Ceph reads the time but never checks it).
+ * random bytes (Ceph reads the time but never checks it).
  */
 export const cephKeyCreated = { seconds: 0, nanoseconds: 0 };
 
 /**
- * A Ceph secret key (`AQ...==`, 40 characters) from 16 random bytes given as base64:
- * base64 of le16 type (1 = AES), le32 created seconds, le32 created nanoseconds, le16 length
- * (16), then the 16 secret bytes.
+ * How many random bytes a new key of a Ceph image gets: 32 (AES-256) from Tentacle (20) on, whose
+ * mons refuse AES-128 keys on a new cluster; 16 (AES-128) before, as older releases know no other.
+ */
+export function cephKeyBytes(image: string): 16 | 32 {
+    const m = /:v(\d+)\.\d+\.\d+$/.exec(image);
+    if (!m) {
+        throw new Error(`cannot tell the Ceph release of image ${image} (expected a tag vX.Y.Z)`);
+    }
+    return Number(m[1]) >= 20 ? 32 : 16;
+}
+
+/**
+ * A Ceph secret key from 16 or 32 random bytes given as base64: base64 of le16 type (1 = AES-128,
+ * 2 = AES-256), le32 created seconds, le32 created nanoseconds, le16 length, then the secret.
  */
 export function cephKey(secretBase64: string): string {
     const secret = Buffer.from(secretBase64, "base64");
-    if (secret.length !== 16 || secret.toString("base64") !== secretBase64.replace(/\s+/g, "")) {
-        throw new Error(`a Ceph key needs exactly 16 secret bytes in base64, got ${secret.length} bytes`);
+    const type = cephKeyTypes[secret.length];
+    if (type === undefined || secret.toString("base64") !== secretBase64.replace(/\s+/g, "")) {
+        throw new Error(`a Ceph key needs exactly 16 (AES-128) or 32 (AES-256) secret bytes in base64, got ${secret.length} bytes`);
     }
-    const record = Buffer.alloc(28);
-    record.writeUInt16LE(cephCryptoAes, 0);
+    const record = Buffer.alloc(12 + secret.length);
+    record.writeUInt16LE(type, 0);
     record.writeUInt32LE(cephKeyCreated.seconds, 2);
     record.writeUInt32LE(cephKeyCreated.nanoseconds, 6);
-    record.writeUInt16LE(16, 10);
+    record.writeUInt16LE(secret.length, 10);
     secret.copy(record, 12);
     return record.toString("base64");
 }
 
-/** The 16 secret bytes of a Ceph key (base64), checking its header: the inverse of cephKey. */
+/** The secret bytes of a Ceph key (base64), checking its header: the inverse of cephKey. */
 export function cephKeySecret(key: string): string {
     const record = Buffer.from(key, "base64");
-    if (record.length !== 28 || record.readUInt16LE(0) !== cephCryptoAes || record.readUInt16LE(10) !== 16) {
-        throw new Error("not a Ceph AES key of 16 bytes");
+    const len = record.length - 12;
+    if (len < 0 || cephKeyTypes[len] === undefined || record.readUInt16LE(0) !== cephKeyTypes[len] || record.readUInt16LE(10) !== len) {
+        throw new Error("not a Ceph AES-128 or AES-256 key");
     }
     return record.subarray(12).toString("base64");
 }

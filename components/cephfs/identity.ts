@@ -1,8 +1,9 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
+import { images } from "../images";
 import { commonLabels } from "../naming";
-import { CsiCluster, GeneratedKey, MonAddress, MonPlacement, cephKey, cephNames, generatedKeys, monPlacement } from "./cluster";
+import { CsiCluster, GeneratedKey, MonAddress, MonPlacement, cephKey, cephKeyBytes, cephNames, generatedKeys, monPlacement } from "./cluster";
 
 export interface CephFsIdentityArgs {
     /** The storage namespace. */
@@ -26,7 +27,7 @@ export function monLabels(storage: string, id: string): Record<string, string> {
 export class CephFsIdentity extends pulumi.ComponentResource {
     public readonly storage: string;
     public readonly fsid: pulumi.Output<string>;
-    /** Entity -> key (`AQ...==`), each a secret. */
+    /** Entity -> key (`AQ...==` AES-128 or `Ag...=` AES-256), each a secret. */
     public readonly keys: Record<GeneratedKey, pulumi.Output<string>>;
     public readonly mons: MonPlacement[];
     public readonly monServices: Record<string, k8s.core.v1.Service>;
@@ -47,7 +48,14 @@ export class CephFsIdentity extends pulumi.ComponentResource {
 
         const keys = {} as Record<GeneratedKey, pulumi.Output<string>>;
         for (const entity of generatedKeys) {
-            const bytes = new random.RandomBytes(`${name}-key-${entity}`, { length: 16 }, { ...child, additionalSecretOutputs: ["base64", "hex"] });
+            // A new key is as long as the shipped Ceph release wants (cephKeyBytes). An existing
+            // stack keeps the key it has: `length` is ignored once the bytes exist, so a release
+            // that moves to longer keys never replaces them (rotation is a documented step).
+            const bytes = new random.RandomBytes(
+                `${name}-key-${entity}`,
+                { length: cephKeyBytes(images.ceph) },
+                { ...child, additionalSecretOutputs: ["base64", "hex"], ignoreChanges: ["length"] },
+            );
             // Under a preview the bytes are unknown and the apply does not run.
             keys[entity] = pulumi.secret(bytes.base64.apply((b) => (b === undefined ? (undefined as unknown as string) : cephKey(b))));
         }

@@ -113,10 +113,14 @@ export const TEST_CONF: Record<string, string> = {
     osd_op_num_shards: "1",
     osd_op_num_threads_per_shard: "1",
     mds_cache_memory_limit: "134217728",
-    // Test-only: the tier runs Ceph 20, which refuses the program's AES-128 keys (cephKey) unless
-    // allowed. The program ships Ceph 19 until it makes AES-256 keys, so its ceph.conf does not set this.
-    mon_auth_allow_insecure_key: "true",
 };
+
+/**
+ * Test-only, for a cluster made with AES-128 keys (the upgrade test's, created at 18.2.7, which
+ * knows no other): Ceph 20 refuses such keys unless allowed. A cluster made with the keys the
+ * program makes for Ceph 20 (AES-256) runs without it.
+ */
+export const INSECURE_KEY_CONF: Record<string, string> = { mon_auth_allow_insecure_key: "true" };
 
 /** ceph.conf text with `key = value` lines replaced (or appended to [global]) from overrides. */
 export function mergeConf(conf: string, overrides: Record<string, string>): string {
@@ -364,9 +368,14 @@ export class CephTestCluster {
         await this.startHolder();
     }
 
-    /** A key as the program makes it (cephKey: AES-128, `AQ...==`; Ceph 20's authtool would make AES-256 ones). */
+    /**
+     * Secret bytes of the keys boot() makes: 32 (AES-256, `Ag...=`), what the program makes for a
+     * Ceph 20 image (cephKeyBytes); 16 (AES-128) for a cluster created at an older release.
+     */
+    keyBytes: 16 | 32 = 32;
+    /** A key as the program makes it (cephKey of keyBytes random bytes). */
     genKey(): string {
-        return cephKey(randomBytes(16).toString("base64"));
+        return cephKey(randomBytes(this.keyBytes).toString("base64"));
     }
     writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);
@@ -385,7 +394,7 @@ export class CephTestCluster {
     /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */
     writeConf(file: string, fsid: string, plan: CephPlan = this.plan): void {
         const rendered = plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
-        fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, run_dir: `${this.tmp}/run` }), { mode: 0o644 });
+        fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, ...(this.keyBytes === 16 ? INSECURE_KEY_CONF : {}), run_dir: `${this.tmp}/run` }), { mode: 0o644 });
     }
 
     private async startHolder(): Promise<void> {

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { createHash } from "node:crypto";
 import {
     cephKey,
+    cephKeyBytes,
     cephKeySecret,
     cephNames,
     deviceSlug,
@@ -35,10 +36,36 @@ describe("cephKey", () => {
         assert.equal(cephKeySecret(cephKey(b64)), b64);
         assert.equal(cephKey(b64), "AQAAAAAAAAAAABAABwcHBwcHBwcHBwcHBwcHBw==");
     });
-    it("refuses anything but 16 bytes", () => {
-        assert.throws(() => cephKey(Buffer.alloc(15).toString("base64")), /exactly 16 secret bytes/);
-        assert.throws(() => cephKey(Buffer.alloc(32).toString("base64")), /exactly 16 secret bytes/);
-        assert.throws(() => cephKeySecret("AAAA"), /not a Ceph AES key/);
+    it("encodes 32 bytes as an AES-256 key: type 2, length 32, 60 characters (the shape Ceph 20's ceph-authtool prints)", () => {
+        const secret = Buffer.alloc(32, 9);
+        const key = cephKey(secret.toString("base64"));
+        const record = Buffer.from(key, "base64");
+        assert.equal(record.length, 44);
+        assert.equal(record.subarray(0, 12).toString("hex"), "0200" + "00000000" + "00000000" + "2000");
+        assert.deepEqual(record.subarray(12), secret);
+        assert.match(key, /^Ag[A-Za-z0-9+/]{57}=$/);
+        assert.equal(key, "AgAAAAAAAAAAACAACQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=");
+        assert.equal(cephKeySecret(key), secret.toString("base64"));
+    });
+    it("refuses anything but 16 or 32 bytes, and a header that does not match its length", () => {
+        assert.throws(() => cephKey(Buffer.alloc(15).toString("base64")), /exactly 16 \(AES-128\) or 32 \(AES-256\) secret bytes in base64, got 15 bytes/);
+        assert.throws(() => cephKey(Buffer.alloc(24).toString("base64")), /got 24 bytes/);
+        assert.throws(() => cephKeySecret("AAAA"), /not a Ceph AES-128 or AES-256 key/);
+        const wrongType = Buffer.from(cephKey(Buffer.alloc(16, 1).toString("base64")), "base64");
+        wrongType.writeUInt16LE(2, 0);
+        assert.throws(() => cephKeySecret(wrongType.toString("base64")), /not a Ceph AES-128 or AES-256 key/);
+    });
+});
+
+describe("cephKeyBytes", () => {
+    it("32 bytes (AES-256) from Tentacle 20 on, 16 (AES-128) before", () => {
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v19.2.4"), 16);
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v18.2.7"), 16);
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4"), 32);
+        assert.equal(cephKeyBytes("registry.local:5000/ceph/ceph:v21.2.0"), 32);
+    });
+    it("refuses an image whose tag is not a release", () => {
+        assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
     });
 });
 

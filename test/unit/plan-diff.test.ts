@@ -47,3 +47,21 @@ test("random resources are immutable: any input change replaces", () => {
     assert.equal(operation("random:index/randomBytes:RandomBytes", { length: 16 }, { length: 32 }), "replace");
     assert.equal(operation("random:index/randomBytes:RandomBytes", { length: 16 }, { length: 16 }), "same");
 });
+
+test("ignoreChanges keeps an input at its old value: no update, no replace of that path; other paths still count", () => {
+    const r = (inputs: Record<string, unknown>, ignoreChanges?: string[]): PlannedResource => ({
+        urn: "urn:pulumi:s::p::random:index/randomBytes:RandomBytes::k",
+        type: "random:index/randomBytes:RandomBytes",
+        name: "k",
+        parent: "",
+        dependencies: [],
+        inputs,
+        custom: true,
+        deleteBeforeReplace: false,
+        retainOnDelete: false,
+        ...(ignoreChanges ? { ignoreChanges } : {}),
+    });
+    assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 }, ["length"])]), []);
+    assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 })]).map((c) => c.kind), ["replace"]);
+    assert.deepEqual(diffPlans([r({ length: 16, keepers: { a: "1" } })], [r({ length: 32, keepers: { a: "2" } }, ["length"])]).map((c) => `${c.kind} ${c.fields.join(",")}`), ["replace keepers.a"]);
+});

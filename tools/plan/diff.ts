@@ -104,7 +104,10 @@ export function diffPlans(before: PlannedResource[], after: PlannedResource[]): 
             continue;
         }
         const connection = connectionChanges(prev, r);
-        const fields = withConnectionField(changedPaths(prev.inputs, r.inputs, "", 3), connection);
+        // The engine keeps an ignored input at its old value: no change, hence no replace.
+        const ignored = (r.ignoreChanges ?? []).map(fieldPath);
+        const changed = changedPaths(prev.inputs, r.inputs, "", 3).filter((f) => !ignored.some((p) => f === p || f.startsWith(`${p}.`)));
+        const fields = withConnectionField(changed, connection);
         if (fields.length === 0) {
             continue;
         }

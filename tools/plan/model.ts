@@ -16,6 +16,8 @@ export interface PlannedResource {
     /** Input paths whose change replaces the resource (the replaceOnChanges option, which the
      * providers' SDKs also set from their schema, e.g. a command's `triggers`). */
     replaceOnChanges?: string[];
+    /** Input paths the engine keeps at their old value once the resource exists (ignoreChanges). */
+    ignoreChanges?: string[];
 }
 
 /** The config a plan runs with: `zcloud-storage:` keys and others, as a stack file holds them. */

@@ -111,6 +111,7 @@ interface RegisterRequest {
     getDeletebeforereplace(): boolean;
     getRetainondelete(): boolean | undefined;
     getReplaceonchangesList(): string[];
+    getIgnorechangesList(): string[];
     getObject(): unknown;
 }
 
@@ -136,6 +137,7 @@ class RecordingMonitor extends MockMonitor {
             deleteBeforeReplace: req.getDeletebeforereplace(),
             retainOnDelete: req.getRetainondelete() ?? false,
             replaceOnChanges: req.getReplaceonchangesList(),
+            ...(req.getIgnorechangesList().length ? { ignoreChanges: req.getIgnorechangesList() } : {}),
         };
         this.records.push(record);
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {

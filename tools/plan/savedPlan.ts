@@ -75,6 +75,7 @@ export function savedAsBase(saved: SavedResource[], current: PlannedResource[]):
             deleteBeforeReplace: match?.deleteBeforeReplace ?? false,
             retainOnDelete: match?.retainOnDelete ?? false,
             replaceOnChanges: match?.replaceOnChanges,
+            ignoreChanges: match?.ignoreChanges,
         };
     });
 }

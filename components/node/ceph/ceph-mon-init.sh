@@ -74,6 +74,14 @@ mi_is_initial() {
     esac
 }
 
+# mi_legacy_keys: true when the mon key from the Secret is AES-128 (type 1: base64 `AQ`).
+mi_legacy_keys() {
+    case $(zcc_read_key "$(zcc_key_file mon)") in
+        AQ*) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
 # mi_monmap FILE FSID: the initial monmap: the listed mons that are initial, nothing else.
 mi_monmap() {
     set -- --create --fsid "$2" "$1"
@@ -84,9 +92,10 @@ mi_monmap() {
         fi
     done
     set +f
-    # Ceph 20 monmaps name the ciphers the mons accept, aes256k only by default; the program's
-    # keys are AES-128 (`aes`): allow both (older monmaptool has no such option and takes aes).
-    if monmaptool --help 2>&1 | grep -q -e --auth-allowed-ciphers; then
+    # Ceph 20 monmaps name the ciphers the mons accept, aes256k only by default. Keys an older
+    # program made are AES-128 (`aes`, `AQ...`): then allow both (older monmaptool has no such
+    # option and takes aes). AES-256 keys (`Ag...`) keep the secure default.
+    if mi_legacy_keys && monmaptool --help 2>&1 | grep -q -e --auth-allowed-ciphers; then
         set -- "$@" --auth-allowed-ciphers aes,aes256k
     fi
     monmaptool "$@" >/dev/null || zc_fail "mon.$mi_id" "monmaptool could not build the monmap"
