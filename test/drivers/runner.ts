@@ -172,7 +172,9 @@ export function prepareContainer(run: PlanRun, workload: PlannedResource, contai
         fs.writeFileSync(file, rewritten);
     }
 
-    const rendered = [...(container.command ?? []), ...(container.args ?? []), ...(o.appendArgs ?? [])].map((a) => expandVars(String(a), env));
+    // Without a command the image's entrypoint runs: argv[0] stands for it (the program replaces it).
+    const command = container.command ?? ["(image entrypoint)"];
+    const rendered = [...command, ...(container.args ?? []), ...(o.appendArgs ?? [])].map((a) => expandVars(String(a), env));
     const argv = rendered.map((a) => {
         const r = rewrite(a);
         if (r !== a) {
