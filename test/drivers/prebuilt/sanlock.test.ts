@@ -97,8 +97,9 @@ const flagOf = (argv: string[], flag: string) => {
     return found.slice(flag.length + 1);
 };
 
+/** Copies local files into the guest below `to`; links stay links (containers meet in a host directory through them). */
 async function copyIntoGuest(g: Guest, from: string, paths: string[], to: string): Promise<void> {
-    const tar = execFileSync("tar", ["-c", "-h", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
+    const tar = execFileSync("tar", ["-c", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
     await g.check(`mkdir -p ${to} && tar -x -C ${to}`, { stdin: tar, timeoutMs: 600_000 });
 }
 
