@@ -22,6 +22,7 @@ import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { chapStdin } from "../../../components/iscsi/commands";
 import { images } from "../../../components/images";
+import { sanlockDriverName } from "../../../components/iscsi";
 import { PlanRun, PlannedResource, planYaml } from "../../helpers/plan";
 import { performCopies, plannedCopy } from "../../helpers/planned";
 import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
@@ -135,6 +136,12 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         assert.ok(s, `the node plugin runs on ${nodes[i].name} (test above)`);
         return s;
     };
+    /** The storage's StorageClass parameters as planned: what the provisioner passes to CreateVolume. */
+    const classParameters = (): Record<string, string> => {
+        const classes = run.resources.filter((r) => r.type === "kubernetes:storage.k8s.io/v1:StorageClass" && r.inputs.provisioner === sanlockDriverName);
+        assert.equal(classes.length, 1, "one StorageClass on csi-sanlock-lvm");
+        return classes[0].inputs.parameters as Record<string, string>;
+    };
     const csiCall = async (i: number, call: string, flags: string[]): Promise<any> => {
         const out = await guest(i).check([`${guestBin}/csi-call`, `-endpoint=unix://${servedOn(i).socket}`, ...flags, call].join(" "), { timeoutMs: 600_000 });
         return JSON.parse(out || "{}");
@@ -217,6 +224,9 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         const g = guest(0);
         const { socket, logs } = servedOn(0);
         const work = path.join(dir, "sanity");
+        const params = path.join(dir, "sanity-params.yaml");
+        assert.equal(classParameters().volumeGroup, VG);
+        await g.check(`cat >${params}`, { stdin: yaml.dump(classParameters()) });
         const r = await timed("csi-sanity", () =>
             g.run(
                 [
@@ -227,6 +237,7 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
                     `--csi.stagingdir=${work}/staging`,
                     `--csi.testvolumesize=${GiB / 8}`,
                     `--csi.testvolumeexpandsize=${GiB / 4}`,
+                    `--csi.testvolumeparameters=${params}`,
                     "--ginkgo.no-color",
                 ].join(" "),
                 { timeoutMs: 2_400_000 },
@@ -243,7 +254,7 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
     });
 
     test("a volume written on the first initiator is published on the second with its data", async () => {
-        const volume = (await csiCall(0, "create", ["-name=pvc-move", `-size=${GiB / 4}`, "-param=csi.storage.k8s.io/fstype=ext4"])).volume;
+        const volume = (await csiCall(0, "create", ["-name=pvc-move", `-size=${GiB / 4}`, ...Object.entries(classParameters()).map(([k, v]) => `-param=${k}=${v}`)])).volume;
         assert.ok(volume?.volumeId, JSON.stringify(volume));
         const context = Object.entries(volume.volumeContext ?? {}).map(([k, v]) => `-context=${k}=${v}`);
         // The driver claims STAGE_UNSTAGE_VOLUME: the kubelet stages on the node, then publishes into the pod.
