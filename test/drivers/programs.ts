@@ -54,6 +54,10 @@ export function lookupProgram(image: string, executable: string | undefined): Pr
     if (image === images.cephCsi) {
         return { unavailable: notOnProxy("github.com/ceph/ceph-csi") };
     }
+    if (image === images.sanlockDriverd || image === images.sanlockLvmctrld) {
+        const variable = image === images.sanlockDriverd ? "ZCLOUD_SANLOCK_DRIVERD_BIN" : "ZCLOUD_SANLOCK_LVMCTRLD_BIN";
+        return { unavailable: `${notOnProxy("github.com/aleofreddi/csi-sanlock-lvm")}; the drivers-prebuilt tier runs a binary handed in by ${variable}` };
+    }
     if (image.startsWith("registry.k8s.io/sig-storage/")) {
         return { unavailable: notOnProxy("the kubernetes-csi sidecar modules") };
     }

@@ -29,6 +29,8 @@ export interface PodIdentity {
     podName: string;
     namespace: string;
     podIP: string;
+    /** The node's address as the kubelet reports it (status.hostIP); only pods that ask for it need it. */
+    hostIP?: string;
 }
 
 export interface RunnerOptions {
@@ -80,6 +82,7 @@ function resolveEnv(container: Container, pod: PodIdentity): Record<string, stri
         "metadata.name": pod.podName,
         "metadata.namespace": pod.namespace,
         "status.podIP": pod.podIP,
+        ...(pod.hostIP ? { "status.hostIP": pod.hostIP } : {}),
     };
     const env: Record<string, string> = {};
     for (const e of container.env ?? []) {
@@ -169,7 +172,9 @@ export function prepareContainer(run: PlanRun, workload: PlannedResource, contai
         fs.writeFileSync(file, rewritten);
     }
 
-    const rendered = [...(container.command ?? []), ...(container.args ?? []), ...(o.appendArgs ?? [])].map((a) => expandVars(String(a), env));
+    // Without a command the image's entrypoint runs: argv[0] stands for it (the program replaces it).
+    const command = container.command ?? ["(image entrypoint)"];
+    const rendered = [...command, ...(container.args ?? []), ...(o.appendArgs ?? [])].map((a) => expandVars(String(a), env));
     const argv = rendered.map((a) => {
         const r = rewrite(a);
         if (r !== a) {
