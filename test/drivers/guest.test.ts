@@ -32,6 +32,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
 import { PodNetwork, podNetwork } from "./podNetwork";
 import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
+import { copyIntoGuest, flagOf } from "./guestFiles";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../..");
@@ -156,18 +157,6 @@ function prepare(workload: string, type: string, container: string, node: string
         hostRoot,
         pod: { nodeName: node, podName: `${container}-x`, namespace: NAMESPACE, podIP: "10.0.2.15" },
     });
-}
-
-const flagOf = (argv: string[], flag: string) => {
-    const found = argv.find((a) => a.startsWith(`${flag}=`));
-    assert.ok(found, `no ${flag} in ${argv.join(" ")}`);
-    return found.slice(flag.length + 1);
-};
-
-/** Copies local files into the guest below `to` (tar over the SSH session's stdin). */
-async function copyIntoGuest(g: Guest, from: string, paths: string[], to: string): Promise<void> {
-    const tar = execFileSync("tar", ["-c", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
-    await g.check(`mkdir -p ${to} && tar -x -C ${to}`, { stdin: tar, timeoutMs: 600_000 });
 }
 
 /** Starts a container's launch script in the guest, detached; its output goes to <root>.log. */

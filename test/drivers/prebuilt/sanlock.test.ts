@@ -14,7 +14,6 @@
  *   flock /tmp/zcloud-slow.lock node --import tsx --test test/drivers/prebuilt/sanlock.test.ts
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -29,6 +28,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { IscsiTarget } from "../../vm/iscsi-target";
 import { csiCallProgram, driverCacheRoot } from "../programs";
 import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
+import { copyIntoGuest, flagOf } from "../guestFiles";
 
 const STORAGE = "slsan";
 const VG = `zcloud-${STORAGE}`;
@@ -90,18 +90,6 @@ function planned(run: PlanRun, name: string): { create: string; resource: Planne
     const r = run.resources.find((x) => x.name === name);
     assert.ok(r, `no planned ${name}: ${run.resources.map((x) => x.name).join(", ")}`);
     return { create: String((r.inputs as Record<string, unknown>).create), resource: r };
-}
-
-const flagOf = (argv: string[], flag: string) => {
-    const found = argv.find((a) => a.startsWith(`${flag}=`));
-    assert.ok(found, `no ${flag} in ${argv.join(" ")}`);
-    return found.slice(flag.length + 1);
-};
-
-/** Copies local files into the guest below `to`; links stay links (containers meet in a host directory through them). */
-async function copyIntoGuest(g: Guest, from: string, paths: string[], to: string): Promise<void> {
-    const tar = execFileSync("tar", ["-c", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
-    await g.check(`mkdir -p ${to} && tar -x -C ${to}`, { stdin: tar, timeoutMs: 600_000 });
 }
 
 async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
