@@ -484,6 +484,11 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                     `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-drain`,
                     `update ${FS}-${NODE1}-disks`,
                     `update ${FS}-${NODE1}-label`,
+                    // the host's gates guard its OSDs' templates: they run again around the change
+                    `update ${FS}-gate-${NODE1}-ok-to-stop`,
+                    `update ${FS}-gate-${NODE1}-osd-up`,
+                    `update ${FS}-gate-noout-set`,
+                    `update ${FS}-gate-noout-unset`,
                 ].sort(),
             );
             // the node's disk command: the disk already is osd.0 of this cluster

@@ -24,6 +24,7 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from 
 const beforeGates = "67000ed";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const LOCAL = "command:local:Command";
+const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
 const hosts = { node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"], node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"] };
@@ -190,20 +191,30 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
     test("pulumi up: the gates and their script set created; every daemon updated in place (ceph.conf and key hashes), drains in place; nothing replaced or deleted", () => {
         const changes = diffPlans(old.resources, run.resources);
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
-        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), ...gates().map((g) => g.name)].sort());
+        // The mon-init script changed too (the monmap's ciphers follow the mon key's type): its
+        // set is a new ConfigMap, the old one goes once the mons moved.
+        const oldMonInit = old.resources.filter((r) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-")).map((r) => r.name);
+        assert.equal(oldMonInit.length, 1);
+        assert.notEqual(oldMonInit[0], cephScriptSetName("shared-fs", "ceph-mon-init.sh"));
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...gates().map((g) => g.name)].sort());
         assert.deepEqual(by("replace"), []);
-        assert.deepEqual(by("delete"), []);
+        assert.deepEqual(by("delete"), oldMonInit);
         const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
         const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
         assert.deepEqual(by("update"), [...daemons, ...drains].sort());
         for (const c of changes.filter((x) => x.kind === "update")) {
             if (c.resource.type === DEPLOYMENT) {
-                // Only the pod template's annotations: ceph.conf's and the keys' hashes added.
-                assert.deepEqual(c.fields, ["spec.template.metadata"], c.resource.name);
+                // The pod template's annotations: ceph.conf's and the keys' hashes added; the mons
+                // also run the new mon-init set (its ConfigMap's name and the sets' annotation).
+                const isMon = /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name);
+                assert.deepEqual(c.fields, isMon ? ["spec.template.metadata", "spec.template.spec"] : ["spec.template.metadata"], c.resource.name);
                 const was = (c.before!.inputs as any).spec.template.metadata.annotations ?? {};
                 const now = (c.resource.inputs as any).spec.template.metadata.annotations;
                 const { ["storage.zcloud.io/ceph-conf"]: conf, ["storage.zcloud.io/ceph-keys"]: keys, ...rest } = now;
-                assert.deepEqual(rest, was, c.resource.name);
+                const sets = "storage.zcloud.io/script-sets";
+                const without = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).filter(([k]) => !isMon || k !== sets));
+                assert.deepEqual(without(rest), without(was), c.resource.name);
+                if (isMon) assert.notEqual(rest[sets], was[sets], c.resource.name);
                 assert.match(conf, /^[0-9a-f]{64}$/);
                 assert.match(keys, /^[0-9a-f]{64}$/);
             } else {
@@ -283,7 +294,8 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. restart ceph-shared-fs-mon-a\n     2. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    20. restart ceph-shared-fs-osd-node5-wwn-0x6\n    21. gate    osd-up --host node5 --timeout 600\n"), out);
-            assert.ok(/\n0 to replace|\n\d+ to update, 18 to create\n/.test(out), out);
+            // 17 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
+            assert.ok(/\n1 to delete, 15 to update, 19 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
