@@ -113,9 +113,12 @@ export const TEST_CONF: Record<string, string> = {
     osd_op_num_shards: "1",
     osd_op_num_threads_per_shard: "1",
     mds_cache_memory_limit: "134217728",
-    // Ceph holds MON_DOWN back for the first 60 s of a new monmap; the tier's clusters are
-    // younger than that when a test stops a mon and reads the health detail.
+    // Ceph 20 holds MON_DOWN back for 60 s after the monmap was made or the leader started and
+    // 180 s after a mon joined; the tier's clusters are younger than that when a test stops a
+    // mon and reads the health detail.
     mon_down_mkfs_grace: "0",
+    mon_down_uptime_grace: "0",
+    mon_down_added_grace: "0",
 };
 
 /**
