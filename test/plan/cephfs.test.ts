@@ -10,6 +10,9 @@ import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
+/** The gate updates a change of one host's OSDs brings: that host's gates and noout (they guard its templates). */
+const gatesAround = (node: string) => [`update shared-fs-gate-${node}-ok-to-stop`, `update shared-fs-gate-${node}-osd-up`, "update shared-fs-gate-noout-set", "update shared-fs-gate-noout-unset"];
+
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 const SECRET = "kubernetes:core/v1:Secret";
@@ -279,10 +282,7 @@ describe("CephFS graph", () => {
             "delete ceph-shared-fs-osd-node5-sdb",
             "delete shared-fs-node5-osd-sdb-drain",
             // node5's gates guard its OSDs' templates: they run again (nothing else of the roll).
-            "update shared-fs-gate-node5-ok-to-stop",
-            "update shared-fs-gate-node5-osd-up",
-            "update shared-fs-gate-noout-set",
-            "update shared-fs-gate-noout-unset",
+            ...gatesAround("node5"),
             "update shared-fs-node5-disks",
             "update shared-fs-node5-label",
         ]);
@@ -312,10 +312,7 @@ describe("CephFS graph", () => {
         assert.deepEqual(changes, [
             "delete ceph-shared-fs-osd-node5-wwn-0x6",
             "delete shared-fs-node5-osd-wwn-0x6-drain",
-            "update shared-fs-gate-node5-ok-to-stop",
-            "update shared-fs-gate-node5-osd-up",
-            "update shared-fs-gate-noout-set",
-            "update shared-fs-gate-noout-unset",
+            ...gatesAround("node5"),
             "update shared-fs-node5-disks",
             "update shared-fs-node5-label",
         ]);

@@ -3,20 +3,14 @@ import { test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 
+/** A planned custom resource of `type` named `name` with these inputs (and options). */
+function planned(type: string, name: string, inputs: Record<string, unknown>, options: Partial<PlannedResource> = {}): PlannedResource {
+    return { urn: `urn:pulumi:s::p::${type}::${name}`, type, name, parent: "", dependencies: [], inputs, custom: true, deleteBeforeReplace: false, retainOnDelete: false, ...options };
+}
+
 /** One resource before and after an input change; returns the operation the offline diff plans. */
 function operation(type: string, before: Record<string, unknown>, after: Record<string, unknown>, replaceOnChanges: string[] = []): string {
-    const r = (inputs: Record<string, unknown>): PlannedResource => ({
-        urn: `urn:pulumi:s::p::${type}::x`,
-        type,
-        name: "x",
-        parent: "",
-        dependencies: [],
-        inputs,
-        custom: true,
-        deleteBeforeReplace: false,
-        retainOnDelete: false,
-        replaceOnChanges,
-    });
+    const r = (inputs: Record<string, unknown>) => planned(type, "x", inputs, { replaceOnChanges });
     const changes = diffPlans([r(before)], [r(after)]);
     return changes.map((c) => c.kind).join(",") || "same";
 }
@@ -49,18 +43,8 @@ test("random resources are immutable: any input change replaces", () => {
 });
 
 test("ignoreChanges keeps an input at its old value: no update, no replace of that path; other paths still count", () => {
-    const r = (inputs: Record<string, unknown>, ignoreChanges?: string[]): PlannedResource => ({
-        urn: "urn:pulumi:s::p::random:index/randomBytes:RandomBytes::k",
-        type: "random:index/randomBytes:RandomBytes",
-        name: "k",
-        parent: "",
-        dependencies: [],
-        inputs,
-        custom: true,
-        deleteBeforeReplace: false,
-        retainOnDelete: false,
-        ...(ignoreChanges ? { ignoreChanges } : {}),
-    });
+    const r = (inputs: Record<string, unknown>, ignoreChanges?: string[]) =>
+        planned("random:index/randomBytes:RandomBytes", "k", inputs, ignoreChanges ? { ignoreChanges } : {});
     assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 }, ["length"])]), []);
     assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 })]).map((c) => c.kind), ["replace"]);
     assert.deepEqual(diffPlans([r({ length: 16, keepers: { a: "1" } })], [r({ length: 32, keepers: { a: "2" } }, ["length"])]).map((c) => `${c.kind} ${c.fields.join(",")}`), ["replace keepers.a"]);
