@@ -48,3 +48,12 @@ export function imageRef(image: string, registry?: string): string {
     const path = hasRegistry ? image.slice(firstSlash + 1) : image;
     return `${registry.replace(/\/$/, "")}/${path}`;
 }
+
+/** The major release of a Ceph image pinned to a tag vX.Y.Z (20 for Tentacle 20.2.4). */
+export function cephMajorRelease(image: string): number {
+    const m = /:v(\d+)\.\d+\.\d+$/.exec(image);
+    if (!m) {
+        throw new Error(`cannot tell the Ceph release of image ${image} (expected a tag vX.Y.Z)`);
+    }
+    return Number(m[1]);
+}

@@ -2,6 +2,7 @@
  * Pure helpers of a CephFS storage (no Pulumi objects): key encoding, monitor count and placement,
  * replica counts, ceph.conf and ceph-csi config rendering, names. Unit-tested without mocks.
  */
+import { cephMajorRelease } from "../images";
 import { MonPlacement } from "../naming";
 
 /**
@@ -22,11 +23,7 @@ export const cephKeyCreated = { seconds: 0, nanoseconds: 0 };
  * mons refuse AES-128 keys on a new cluster; 16 (AES-128) before, as older releases know no other.
  */
 export function cephKeyBytes(image: string): 16 | 32 {
-    const m = /:v(\d+)\.\d+\.\d+$/.exec(image);
-    if (!m) {
-        throw new Error(`cannot tell the Ceph release of image ${image} (expected a tag vX.Y.Z)`);
-    }
-    return Number(m[1]) >= 20 ? 32 : 16;
+    return cephMajorRelease(image) >= 20 ? 32 : 16;
 }
 
 /**

@@ -10,6 +10,17 @@ export interface CephFsIdentityArgs {
     namespace: pulumi.Input<string>;
     /** Node names of the storage's hosts (mon placement follows them). */
     hosts: string[];
+    /**
+     * "aes256": every key comes from a second, 32-byte `RandomBytes` (`<s>-key-<entity>-aes256`),
+     * made beside the first, which stays in state unchanged and unused: the key rotation of a
+     * stack made before Ceph 20 (docs/cephfs.md "Key rotation").
+     */
+    keys?: "aes256";
+}
+
+/** The 32 random bytes of a rotated key (AES-256 whatever the image: the rules check it is Ceph 20+). */
+function aes256Bytes(name: string, opts: pulumi.CustomResourceOptions): random.RandomBytes {
+    return new random.RandomBytes(name, { length: 32 }, { ...opts, additionalSecretOutputs: ["base64", "hex"] });
 }
 
 /** Pod labels of one mon; its Service selects on them. */
@@ -56,8 +67,9 @@ export class CephFsIdentity extends pulumi.ComponentResource {
                 { length: cephKeyBytes(images.ceph) },
                 { ...child, additionalSecretOutputs: ["base64", "hex"], ignoreChanges: ["length"] },
             );
+            const source = args.keys === "aes256" ? aes256Bytes(`${name}-key-${entity}-aes256`, child) : bytes;
             // Under a preview the bytes are unknown and the apply does not run.
-            keys[entity] = pulumi.secret(bytes.base64.apply((b) => (b === undefined ? (undefined as unknown as string) : cephKey(b))));
+            keys[entity] = pulumi.secret(source.base64.apply((b) => (b === undefined ? (undefined as unknown as string) : cephKey(b))));
         }
         this.keys = keys;
 

@@ -70,6 +70,11 @@ export interface CephFsConfig extends StorageBase {
     /** By hosts, never by disks: default min(3, number of hosts). */
     replicas: number;
     wipe: DeviceWipe;
+    /**
+     * "aes256": the storage's keys are new AES-256 ones (a stack made before Ceph 20 has AES-128
+     * keys; the rotation is docs/cephfs.md "Key rotation"). Left out: the keys it has.
+     */
+    keys?: "aes256";
 }
 
 export interface ChapConfig {

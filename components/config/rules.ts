@@ -1,3 +1,4 @@
+import { cephMajorRelease, images } from "../images";
 import { nameCollisions } from "./collisions";
 import { ConfigIssue } from "./errors";
 import * as f from "./formats";
@@ -264,6 +265,16 @@ export const cephReplicas: Rule = (c) =>
         ];
     });
 
+/** `keys: aes256` needs a Ceph image that knows AES-256 keys (Tentacle 20 or later). */
+export function cephKeysForImage(image: string): Rule {
+    return (c) =>
+        cephMajorRelease(image) >= 20
+            ? []
+            : c.cephfs.flatMap((s, i) =>
+                  s.keys === undefined ? [] : [{ path: `cephfs[${i}].keys`, message: `aes256 needs Ceph 20 or later, but the program ships ${image}, whose Ceph knows only AES-128 keys` }],
+              );
+}
+
 /** `ceph-<name>-mon-<id>` Services (DNS-1035 labels, 63 characters at most) leave 52 for the name. */
 export const cephfsNameLength: Rule = (c) =>
     c.cephfs.flatMap((s, i) =>
@@ -323,6 +334,7 @@ export const allRules: readonly Rule[] = [
     nodeExclusive,
     cephReplicas,
     cephfsNameLength,
+    cephKeysForImage(images.ceph),
     chapPairs,
     distinctSshEndpoints,
     nameCollisions,

@@ -159,6 +159,9 @@ export const cephfsSchema = z.strictObject({
         .min(1, { message: "must be at least 1" })
         .optional(),
     wipe: deviceWipe,
+    keys: z
+        .enum(["aes256"], { message: 'must be "aes256" (new AES-256 keys for the storage, docs/cephfs.md "Key rotation"), or left out' })
+        .optional(),
 });
 
 const portal = described((v) => {

@@ -14,7 +14,8 @@ import * as assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, waitFor } from "./cluster";
+import { CEPH_APT_PACKAGES, CephTestCluster, KeyName, missingPrerequisites, RunResult, waitFor } from "./cluster";
+import { cephKey } from "../../components/cephfs/cluster";
 import { CephPlan } from "./planned";
 import { TIER_RELEASE, tierRoot, UPGRADE_FROM } from "./release";
 
@@ -28,6 +29,7 @@ function ok(r: RunResult): RunResult {
     return r;
 }
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+const decisions = (text: string) => text.split("\n").filter((l) => l.startsWith("zcloud: "));
 
 describe(`ceph tier: upgrade ${UPGRADE_FROM.version} -> ${TIER_RELEASE.version}, daemon by daemon`, { timeout: 900_000 }, () => {
     let c: CephTestCluster;
@@ -90,7 +92,7 @@ describe(`ceph tier: upgrade ${UPGRADE_FROM.version} -> ${TIER_RELEASE.version},
 
     after(async () => {
         if (c) await c.stop();
-        const total = timings.filter(([w]) => !w.startsWith("create")).reduce((s, [, ms]) => s + ms, 0);
+        const total = timings.filter(([w]) => !w.startsWith("create") && !w.startsWith("key rotation")).reduce((s, [, ms]) => s + ms, 0);
         console.log(timings.map(([w, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${w}`).join("\n"));
         console.log(`  ${(total / 1000).toFixed(1).padStart(6)} s  upgrade, all daemons`);
     });
@@ -198,5 +200,144 @@ describe(`ceph tier: upgrade ${UPGRADE_FROM.version} -> ${TIER_RELEASE.version},
             "AUTH_INSECURE_SERVICE_KEY_TYPE",
             "AUTH_INSECURE_SERVICE_TICKETS",
         ], JSON.stringify(health.checks));
+    });
+
+    it("rotates the upgraded cluster's AES-128 keys to AES-256 as docs/cephfs.md \"Key rotation\" says: HEALTH_OK, no AUTH_INSECURE_* check, every object reads back equal", async () => {
+        const t0 = Date.now();
+        const run = (args: string[]) => c.script("ceph-keys", args, { timeoutMs: 300_000 });
+        const keyType = (k: string) => (k.startsWith("AQ") ? "aes" : k.startsWith("Ag") ? "aes256k" : "?");
+        const typeOf = async (entity: string) => keyType((await c.cephJson<{ key: string }[]>(["auth", "get", entity]))[0].key);
+        const daemons = ["mgr.a", "mds.a", "osd.0", "osd.1", "osd.2"];
+
+        // Step 1: the keys Ceph holds itself (daemons, its own bootstrap keys, service keys)
+        // client.csi as the filesystem Job's csi-user step made it (with the stack's AES-128 key)
+        ok(await c.container(plan.container(`${FS}-filesystem`, "csi-user")));
+        const d1 = ok(await run(["daemons"]));
+        assert.deepEqual(decisions(d1.stdout).sort(), [
+            "zcloud: monmap: auth_service_cipher = aes256k",
+            "zcloud: monmap: auth_preferred_cipher = aes256k",
+            ...["client.bootstrap-mds", "client.bootstrap-mgr", "client.bootstrap-rbd", "client.bootstrap-rbd-mirror", "client.bootstrap-rgw"].map((e) => `zcloud: ${e}: AES-128 key rotated to AES-256 (Ceph's own, unused by the program)`),
+            ...["mds.a", "mgr.a", "osd.0", "osd.1", "osd.2"].map((e) => `zcloud: ${e}: AES-128 key rotated to AES-256 (the running daemon took it)`),
+            "zcloud: auth: rotating service keys made again as AES-256",
+        ].sort(), d1.stdout);
+        for (const d of daemons) assert.equal(await typeOf(d), "aes256k", d);
+        // an OSD stored its new key in its bluestore label
+        for (const dev of devices) assert.match(ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", dev])).stdout, /"osd_key": "Ag/);
+        // run again: nothing left to rotate among the daemons
+        assert.deepEqual(decisions(ok(await run(["daemons"])).stdout), [
+            "zcloud: monmap: auth_service_cipher = aes256k",
+            "zcloud: monmap: auth_preferred_cipher = aes256k",
+            "zcloud: auth: rotating service keys made again as AES-256",
+        ]);
+        // the program's keys are still AES-128: the ciphers stay open
+        const early = await run(["finish"]);
+        assert.equal(early.code, 1);
+        assert.deepEqual(decisions(early.stderr), ["zcloud: auth: refused: AES-128 keys left: client.admin client.bootstrap-osd client.csi mon.; the mons still accept them"]);
+
+        // Step 2: the program's keys. Before `pulumi up --target-replace`, the admin pod keeps
+        // the cluster's client.admin key; the up gives the Secret new AES-256 keys (made as the
+        // program makes them: 32 random bytes); the kubelet refreshes the mounted files.
+        const oldAdmin = path.join(c.tmp, "scratch", "admin-aes128");
+        fs.copyFileSync(c.keyFile("admin"), oldAdmin);
+        const newKeyOther = c.writeKey("bootstrap-osd-other", cephKey(randomBytes(32).toString("base64")));
+        // the program's own import still refuses a changed key
+        const refused = await c.script("ceph-keyring", ["import", "client.bootstrap-osd", "bootstrap-osd", "--key-file", newKeyOther]);
+        assert.equal(refused.code, 1);
+        assert.deepEqual(decisions(refused.stderr), [`zcloud: client.bootstrap-osd: refused: exists with another key than ${newKeyOther}; rotating a key is a deliberate step, not done here`]);
+        // replace takes only an AES-256 key
+        const weak = c.writeKey("weak", cephKey(randomBytes(16).toString("base64")));
+        const r128 = await run(["replace", "client.bootstrap-osd", "bootstrap-osd", "--key-file", weak]);
+        assert.equal(r128.code, 1);
+        assert.deepEqual(decisions(r128.stderr), [`zcloud: client.bootstrap-osd: refused: ${weak} holds no AES-256 key; nothing was changed`]);
+        c.keyBytes = 32;
+        for (const k of ["admin", "mon", "bootstrap-osd", "csi"] as const) c.writeKey(k, c.genKey());
+        fs.writeFileSync(path.join(c.tmp, "osd-keys", "bootstrap-osd"), c.key("bootstrap-osd") + "\n");
+        const imports: [string, string, KeyName, string[]][] = [
+            ["client.admin", "admin", "admin", []],
+            ["mon.", "mon", "mon", []],
+            ["client.bootstrap-osd", "bootstrap-osd", "bootstrap-osd", []],
+            ["client.csi", "csi", "csi", ["--fs", FS]],
+        ];
+        for (const [entity, role, file, extra] of imports) {
+            const auth = entity === "client.admin" ? ["--admin-key-file", oldAdmin] : [];
+            const r = ok(await run(["replace", entity, role, "--key-file", c.keyFile(file), ...extra, ...auth]));
+            assert.deepEqual(decisions(r.stdout), [`zcloud: ${entity}: AES-128 key replaced by the AES-256 key from ${c.keyFile(file)} (role ${role} caps)`]);
+            assert.equal(await typeOf(entity), "aes256k", entity);
+        }
+        // again: nothing to do
+        assert.deepEqual(decisions(ok(await run(["replace", "client.csi", "csi", "--key-file", c.keyFile("csi"), "--fs", FS])).stdout), [`zcloud: client.csi: holds the AES-256 key from ${c.keyFile("csi")} already`]);
+        fs.rmSync(oldAdmin);
+        // an AES-256 key is never replaced
+        const again = await run(["replace", "client.bootstrap-osd", "bootstrap-osd", "--key-file", newKeyOther]);
+        assert.equal(again.code, 1);
+        assert.deepEqual(decisions(again.stderr), [`zcloud: client.bootstrap-osd: refused: holds another aes256k key than the one in ${newKeyOther}; only an AES-128 key is replaced`]);
+
+        // Step 3: the full `pulumi up`: the key Secrets changed, so every daemon restarts in the
+        // gated order (mons, mgr, OSDs host by host, mds), each with its planned init step.
+        for (const id of ["a", "b", "c"]) {
+            await c.stopDaemon(`mon.${id}`);
+            const init = ok(await c.container(plan.container(`ceph-${FS}-mon-${id}`, "mon-init")));
+            assert.deepEqual(decisions(init.stdout), [`zcloud: mon.${id}: store exists at /var/lib/ceph/mon/ceph-${id}; its keyring's AES-128 mon. key replaced by the Secret's AES-256 one`]);
+            assert.match(fs.readFileSync(path.join(c.dataDir, "mon", `ceph-${id}`, "keyring"), "utf8"), /key = Ag/);
+            c.cephDaemon("mon", id);
+            await waitFor(`mon.${id} back in the quorum`, 120_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.length === 3 ? true : undefined));
+        }
+        for (const type of ["mgr", "mds"] as const) {
+            await c.stopDaemon(`${type}.a`);
+            ok(await c.container(plan.container(`ceph-${FS}-${type}-a`, "keyring")));
+            assert.match(fs.readFileSync(path.join(c.dataDir, type, "ceph-a", "keyring"), "utf8"), /key = Ag/);
+            c.cephDaemon(type, "a");
+        }
+        await waitFor("mgr.a available", 120_000, async () => ((await c.cephJson<{ available: boolean }>(["mgr", "stat"])).available ? true : undefined));
+        for (const [i, w] of workloads().entries()) {
+            await waitFor(`ok-to-stop osd.${i}`, 60_000, async () => {
+                const r = await c.ceph(["osd", "ok-to-stop", String(i)]);
+                if (r.code !== 0 && r.code !== 11) throw new Error(`ok-to-stop osd.${i}: exit ${r.code} ${r.stdout} ${r.stderr}`);
+                return r.code === 0 ? true : undefined;
+            });
+            await c.stopDaemon(`osd.${i}`);
+            c.osdDaemon(`osd.${i}`, w);
+            await waitFor(`osd.${i} up`, 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
+            await pgsActive(`osd.${i} restarted with its AES-256 key`);
+        }
+        await waitFor("mds.a active", 120_000, async () => {
+            const dump = await c.cephJson<{ filesystems: { mdsmap: { info: Record<string, { name: string; state: string }> } }[] }>(["fs", "dump"]);
+            return Object.values(dump.filesystems[0]?.mdsmap.info ?? {}).some((m) => m.name === "a" && m.state === "up:active") ? true : undefined;
+        });
+
+        // Step 4: no AES-128 key left: the mons accept AES-256 keys only
+        assert.deepEqual(decisions(ok(await run(["finish"])).stdout), ["zcloud: monmap: auth_allowed_ciphers = aes256k"]);
+        const map = await c.cephJson<{ auth_service_cipher: { name: string }; auth_allowed_ciphers: { name: string }[]; auth_preferred_cipher: { name: string } }>(["mon", "dump"]);
+        assert.deepEqual([map.auth_service_cipher.name, map.auth_allowed_ciphers.map((x) => x.name), map.auth_preferred_cipher.name], ["aes256k", ["aes256k"], "aes256k"]);
+        // The tier's ceph.conf allowed insecure keys only because this cluster was made with
+        // AES-128 keys (INSECURE_KEY_CONF); the program's ceph.conf never has it: drop it, and
+        // restart the mons with the program's settings alone.
+        c.writeConf(c.conf, c.fsid);
+        assert.doesNotMatch(fs.readFileSync(c.conf, "utf8"), /mon_auth_allow_insecure_key/);
+        for (const id of ["a", "b", "c"]) {
+            await c.stopDaemon(`mon.${id}`);
+            c.cephDaemon("mon", id);
+            await waitFor(`mon.${id} back in the quorum`, 120_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.length === 3 ? true : undefined));
+        }
+        const health = await waitFor("HEALTH_OK", 180_000, async () => {
+            const h = await c.cephJson<{ status: string; checks: Record<string, unknown> }>(["health", "detail"]);
+            return h.status === "HEALTH_OK" ? h : undefined;
+        }, 2000).catch(async (e) => {
+            const h = await c.cephJson<{ status: string; checks: Record<string, unknown> }>(["health", "detail"]);
+            throw new Error(`${e}: ${JSON.stringify(h)}`);
+        });
+        assert.deepEqual(Object.keys(health.checks).filter((k) => k.startsWith("AUTH_INSECURE")), []);
+        const left = ok(await c.ceph(["auth", "ls"])).stdout;
+        assert.doesNotMatch(left, /key: AQ/);
+        for (const [name, sum] of sums) {
+            const out = path.join(c.tmp, "scratch", `${name}.rotated`);
+            ok(await c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, "get", name, out]));
+            assert.equal(sha(fs.readFileSync(out)), sum, name);
+        }
+        // no key reached the scripts' output
+        const printed = c.transcript.join("\n");
+        for (const k of ["admin", "mon", "bootstrap-osd", "csi"] as const) assert.ok(!printed.includes(c.key(k)), `${k} key printed`);
+        assert.doesNotMatch(printed, /A[Qg][A-Za-z0-9+/]{38,}/);
+        timings.push(["key rotation to AES-256", Date.now() - t0]);
     });
 });

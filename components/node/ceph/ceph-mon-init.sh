@@ -2,7 +2,8 @@
 # ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]...
 #
 # The init step of one monitor: creates its store only when absent and never touches an
-# existing one. <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
+# existing one (but for its keyring's mon. key, AES-128 replaced by the Secret's AES-256 key: a
+# rotation). <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
 # address vector such as [v2:10.0.0.5:3300,v1:10.0.0.5:6789]. Every mon of the current config is
 # listed, this one included. --initial names the mons that may start a new cluster (the program
 # renders the first mon in placement order): only they ever get a store with an initial monmap,
@@ -63,7 +64,28 @@ mi_check_existing() {
             zc_die "mon.$mi_id" "store $1 belongs to cluster $mi_ce_fsid, not $2; not touching it"
         fi
     fi
+    if mi_refresh_keyring "$1"; then
+        zc_log "mon.$mi_id" "store exists at $1; its keyring's AES-128 mon. key replaced by the Secret's AES-256 one"
+        return 0
+    fi
     zc_log "mon.$mi_id" "store exists at $1; left untouched"
+}
+
+# mi_refresh_keyring DIR: the store's keyring gets the Secret's mon. key only when it holds an
+# AES-128 key and the Secret an AES-256 one (a rotation, docs/cephfs.md "Key rotation": the
+# cluster's mon. entity got that key first). Returns 1 when nothing was written.
+mi_refresh_keyring() {
+    [ -r "$1/keyring" ] || return 1
+    mi_rk_have=$(sed -n 's/^[[:space:]]*key = //p' "$1/keyring" | head -n 1)
+    mi_rk_new=$(zcc_read_key "$(zcc_key_file mon)")
+    # AES-128 keys are base64 `AQ...` (type 1), AES-256 ones `Ag...` (type 2)
+    case $mi_rk_have/$mi_rk_new in
+        AQ*/Ag*) ;;
+        *) return 1 ;;
+    esac
+    (umask 077 && zcc_keyring_entry mon. "$mi_rk_new" mon "" >"$1/keyring.new")
+    zcc_chown "$1/keyring.new"
+    mv -- "$1/keyring.new" "$1/keyring"
 }
 
 # mi_is_initial ID: whether ID is one of the --initial mons.
