@@ -197,17 +197,22 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         assert.equal(oldMonInit.length, 1);
         assert.notEqual(oldMonInit[0], cephScriptSetName("shared-fs", "ceph-mon-init.sh"));
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...gates().map((g) => g.name)].sort());
-        assert.deepEqual(by("replace"), []);
+        // The image moved from Squid to Tentacle since (test/plan/ceph-release-upgrade.test.ts):
+        // the filesystem Job is replaced, the admin pods updated (only their image).
+        assert.deepEqual(by("replace"), ["shared-fs-filesystem"]);
         assert.deepEqual(by("delete"), oldMonInit);
         const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
         const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
-        assert.deepEqual(by("update"), [...daemons, ...drains].sort());
+        assert.deepEqual(by("update"), [...daemons, ...drains, "ceph-shared-fs-admin"].sort());
         for (const c of changes.filter((x) => x.kind === "update")) {
-            if (c.resource.type === DEPLOYMENT) {
+            if (c.resource.name === "ceph-shared-fs-admin") {
+                assert.deepEqual(c.fields, ["spec.template.spec"]);
+            } else if (c.resource.type === DEPLOYMENT) {
                 // The pod template's annotations: ceph.conf's and the keys' hashes added; the mons
                 // also run the new mon-init set (its ConfigMap's name and the sets' annotation).
                 const isMon = /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name);
-                assert.deepEqual(c.fields, isMon ? ["spec.template.metadata", "spec.template.spec"] : ["spec.template.metadata"], c.resource.name);
+                // Every pod template's spec changes too: the image (Squid -> Tentacle).
+                assert.deepEqual(c.fields, ["spec.template.metadata", "spec.template.spec"], c.resource.name);
                 const was = (c.before!.inputs as any).spec.template.metadata.annotations ?? {};
                 const now = (c.resource.inputs as any).spec.template.metadata.annotations;
                 const { ["storage.zcloud.io/ceph-conf"]: conf, ["storage.zcloud.io/ceph-keys"]: keys, ...rest } = now;
@@ -222,12 +227,11 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 assert.deepEqual(c.fields, ["delete"], c.resource.name);
             }
         }
-        // Disk commands, labels and the admin pods: as they are.
+        // Disk commands and labels: as they are.
         for (const n of Object.keys(hosts)) {
             assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-disks`), undefined);
             assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-label`), undefined);
         }
-        assert.equal(changes.find((c) => c.resource.name === "ceph-shared-fs-admin"), undefined);
     });
 
     test("the first up is already gated: the gates are created in the same up, between the updates, and their create runs the check", () => {
@@ -294,8 +298,9 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. restart ceph-shared-fs-mon-a\n     2. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    20. restart ceph-shared-fs-osd-node5-wwn-0x6\n    21. gate    osd-up --host node5 --timeout 600\n"), out);
-            // 17 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
-            assert.ok(/\n1 to delete, 15 to update, 19 to create\n/.test(out), out);
+            // 17 gates, the gate and new mon-init sets created; the old mon-init set deleted; the
+            // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle)
+            assert.ok(/\n1 to delete, 1 to replace, 16 to update, 19 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
