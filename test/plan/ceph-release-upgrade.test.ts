@@ -56,7 +56,7 @@ test("b7ed797 -> now: the image stays v19.2.4; the daemons update in place (scri
     const sets = ["mon-init", "osd"].map((set) => [setName(before_, set), setName(after_, set)]);
     for (const [was, now] of sets) assert.notEqual(was, now);
     const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
-    assert.equal(gates.length, 3 + 2 + 2 + 3 * 2 + 2 * 2);
+    assert.equal(gates.length, 1 + 3 + 2 + 2 + 3 * 2 + 2 * 2);
     const drains = ["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `shared-fs-${d}-drain`);
     assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
         ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),

@@ -80,7 +80,10 @@ describe("the roll in the graph", () => {
             }
             previous = members;
         }
-        assert.equal(chain.length, 3 + 3 + 2 + 2 + 2 + 3 * 2 + 4 + 2 * 3);
+        assert.equal(chain.length, 1 + 3 + 3 + 2 + 2 + 2 + 3 * 2 + 4 + 2 * 3);
+        assert.equal(chain[0], "shared-fs-gate-roll-start");
+        // roll-start depends on no daemon and no other gate: it runs before any restart
+        assert.deepEqual(named("shared-fs-gate-roll-start").dependencies.filter((d) => d.includes("Deployment::") || d.includes("::shared-fs-gate-")), []);
     });
 
     test("per host: ok-to-stop -> that host's OSDs -> osd-up -> the next host (sorted, whatever the config's order)", () => {
@@ -121,7 +124,8 @@ describe("the roll in the graph", () => {
 
     test("a gate runs cephfs-gate.sh on create and on update alike, with ceph-gate.sh's arguments; nothing in triggers; delete does nothing", () => {
         const fsid = /fsid = ([0-9a-f-]{36})/.exec((named("shared-fs-ceph-conf").inputs as any).data["ceph.conf"])![1];
-        assert.equal(gates().length, 17);
+        assert.equal(gates().length, 18);
+        const selector = "'storage.zcloud.io/storage=shared-fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr,ceph-osd,ceph-mds)'";
         for (const g of gates()) {
             const i = g.inputs as any;
             assert.equal(i.update, i.create, g.name);
@@ -129,12 +133,15 @@ describe("the roll in the graph", () => {
             assert.equal(i.delete, undefined, g.name);
             // The SDK marks triggers replace-on-change; a gate sets none, so nothing of it replaces.
             assert.deepEqual(g.replaceOnChanges, ["triggers[*]"], g.name);
-            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin -- /s);
+            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin (--daemons '[^']+' )?-- /s);
+            // only the first gate passes while no daemon of the storage runs (its creation)
+            assert.equal(i.create.includes(` --daemons ${selector} -- `), g.name === "shared-fs-gate-roll-start", g.name);
             assert.match(env(g)[gateGuardsEnv], /^[0-9a-f]{64}$/);
             assert.ok(gateArgs(g).endsWith(` --fsid ${fsid} --timeout 600`), g.name);
         }
         assert.equal(gateArgs(named("shared-fs-gate-node4-ok-to-stop")), `osd-ok-to-stop --host node4 --fsid ${fsid} --timeout 600`);
         assert.equal(gateArgs(named("shared-fs-gate-mds-b-handover")), `mds-handover --name b --fs shared-fs --fsid ${fsid} --timeout 600`);
+        assert.equal(gateArgs(named("shared-fs-gate-roll-start")), `roll-start --fsid ${fsid} --timeout 600`);
     });
 
     test("without kubernetes:context or kubeconfig the plan advises that the gates will refuse; with one, nothing", () => {
@@ -142,7 +149,7 @@ describe("the roll in the graph", () => {
         const create = String((gates(untargeted)[0].inputs as any).create);
         assert.ok(!create.slice(create.lastIndexOf("' cephfs-gate ")).includes("--context"));
         assert.deepEqual(rollAdvisories(untargeted.resources), [
-            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
+            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate (roll-start) refuses and no daemon starts or restarts. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
         ]);
     });
 
@@ -152,6 +159,10 @@ describe("the roll in the graph", () => {
         const node5 = ["ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"];
         assert.equal(env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv], guardHash(Object.fromEntries(node5.map((w) => [w, t(w)]))));
         assert.equal(env(named("shared-fs-gate-node5-ok-to-stop"))[gateGuardsEnv], env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv]);
+        // roll-start guards every daemon Deployment of the storage
+        const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
+        assert.equal(daemons.length, 11);
+        assert.equal(env(named("shared-fs-gate-roll-start"))[gateGuardsEnv], guardHash(Object.fromEntries(daemons.map((w) => [w, t(w)]))));
     });
 });
 
@@ -180,7 +191,7 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
     test("a device added on node4: only node4's gates and noout run again; no daemon restarts", () => {
         assert.deepEqual(
             changedGates(grown),
-            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset"].map((g) => `update shared-fs-gate-${g} environment.${gateGuardsEnv}`),
+            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} environment.${gateGuardsEnv}`),
         );
         const changes = diffPlans(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
@@ -245,6 +256,7 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 "Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):",
                 "  shared-fs:",
                 ...[
+                    "gate    roll-start --timeout 600",
                     "restart ceph-shared-fs-mon-a",
                     "gate    mon-quorum --id a --timeout 600",
                     "restart ceph-shared-fs-mon-b",
@@ -292,10 +304,10 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             const out = await new Promise<string>((resolve, reject) =>
                 execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", file, "--diff-plan", saved], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
             );
-            assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. restart ceph-shared-fs-mon-a\n     2. gate    mon-quorum --id a --timeout 600\n"), out);
-            assert.ok(out.includes("    20. restart ceph-shared-fs-osd-node5-wwn-0x6\n    21. gate    osd-up --host node5 --timeout 600\n"), out);
-            // 17 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
-            assert.ok(/\n1 to delete, 15 to update, 19 to create\n/.test(out), out);
+            assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
+            assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --timeout 600\n"), out);
+            // 18 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
+            assert.ok(/\n1 to delete, 15 to update, 20 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -89,6 +89,6 @@ export function rollAdvisories(resources: PlannedResource[]): string[] {
     );
     return [...untargeted].map(
         (s) =>
-            `cephfs storage ${s}: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").`,
+            `cephfs storage ${s}: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate (roll-start) refuses and no daemon starts or restarts. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").`,
     );
 }
