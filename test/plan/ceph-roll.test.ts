@@ -22,6 +22,8 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from 
 
 /** main before the gates: every daemon its own Deployment, none waiting for another. */
 const beforeGates = "67000ed";
+/** main with the gates, before the roll-start gate (the roll began with mon a's restart). */
+const beforeRollStart = "31eb1db";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const LOCAL = "command:local:Command";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
@@ -43,13 +45,15 @@ let fewerReplicas: PlanRun;
 let grown: PlanRun;
 let old: PlanRun;
 let untargeted: PlanRun;
+let gated: PlanRun;
 let oldDir = "";
 let cleanup = () => undefined as void;
 before(async () => {
     const o = oldProgram(beforeGates);
-    cleanup = o.cleanup;
+    const g = oldProgram(beforeRollStart);
+    cleanup = () => (o.cleanup(), g.cleanup());
     oldDir = o.dir;
-    [run, mirrored, registry, fewerReplicas, grown, old, untargeted] = await Promise.all([
+    [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated] = await Promise.all([
         planValues(values()),
         planValues(values({}, Object.fromEntries(Object.entries(hosts).reverse()))),
         planValues(values({ imageRegistry: "registry.example.com/mirror" })),
@@ -57,8 +61,9 @@ before(async () => {
         planValues(values({}, { ...hosts, node4: ["/dev/disk/by-id/wwn-0x4", "/dev/disk/by-id/wwn-0x8"] })),
         planValues(values(), o.program),
         planValues(Object.fromEntries(Object.entries(values()).filter(([k]) => k !== "kubernetes:context"))),
+        planValues(values(), g.program),
     ]);
-    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted]) assert.equal(r.error, undefined, r.error?.message);
+    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated]) assert.equal(r.error, undefined, r.error?.message);
 });
 after(() => cleanup());
 
@@ -311,5 +316,27 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    });
+});
+
+describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, () => {
+    test("pulumi up: roll-start and the new gate script set created, the old set deleted; the other gates updated in place (the new set's name, the new local script); no daemon, drain, disk command or label changes", () => {
+        const changes = diffPlans(gated.resources, run.resources);
+        const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
+        const oldSet = gated.resources.filter((r) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-")).map((r) => r.name);
+        assert.equal(oldSet.length, 1);
+        assert.notEqual(oldSet[0], cephScriptSetName("shared-fs", "ceph-gate.sh"));
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), "shared-fs-gate-roll-start"].sort());
+        assert.deepEqual(by("delete"), oldSet);
+        assert.deepEqual(by("replace"), []);
+        const others = gates().filter((g) => g.name !== "shared-fs-gate-roll-start");
+        assert.deepEqual(by("update"), others.map((g) => g.name).sort());
+        for (const c of changes.filter((x) => x.kind === "update")) {
+            // the command names the new script set and carries the new cephfs-gate.sh; the guard hash is as it was
+            assert.deepEqual(c.fields, ["create", "update"], c.resource.name);
+            assert.equal(env(c.resource)[gateGuardsEnv], env(c.before!)[gateGuardsEnv], c.resource.name);
+        }
+        // what the cluster runs is as it was: no Deployment, DaemonSet, drain, disk command or label changes
+        assert.deepEqual(changes.filter((c) => !isRollGate(c.resource) && c.resource.type !== CONFIG_MAP), []);
     });
 });
