@@ -99,7 +99,7 @@ export function cephRollOrder(storage: string, hostDevices: Record<string, strin
     for (const h of hosts) {
         steps.push(gate(`${h}-ok-to-stop`, ["osd-ok-to-stop", "--host", h], hostOsds(h)));
         steps.push({ kind: "restart", daemon: "osd", id: h, workloads: hostOsds(h) });
-        steps.push(gate(`${h}-osd-up`, ["osd-up", "--host", h], hostOsds(h)));
+        steps.push(gate(`${h}-osd-up`, ["osd-up", "--host", h, "--osds", String(hostOsds(h).length)], hostOsds(h)));
     }
     steps.push(gate("noout-unset", ["noout", "unset"], allOsds));
     for (const id of mdsIds) {

@@ -196,7 +196,8 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
     test("a device added on node4: only node4's gates and noout run again; no daemon restarts", () => {
         assert.deepEqual(
             changedGates(grown),
-            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} environment.${gateGuardsEnv}`),
+            // node4's osd-up also waits for one OSD more (--osds 2): its command changes, in place
+            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} ${g === "node4-osd-up" ? "create," : ""}environment.${gateGuardsEnv}${g === "node4-osd-up" ? ",update" : ""}`),
         );
         const changes = diffPlans(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
@@ -275,14 +276,14 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                     "gate    noout set --timeout 600",
                     "gate    osd-ok-to-stop --host node3 --timeout 600",
                     "restart ceph-shared-fs-osd-node3-wwn-0x3",
-                    "gate    osd-up --host node3 --timeout 600",
+                    "gate    osd-up --host node3 --osds 1 --timeout 600",
                     "gate    osd-ok-to-stop --host node4 --timeout 600",
                     "restart ceph-shared-fs-osd-node4-wwn-0x4",
-                    "gate    osd-up --host node4 --timeout 600",
+                    "gate    osd-up --host node4 --osds 1 --timeout 600",
                     "gate    osd-ok-to-stop --host node5 --timeout 600",
                     "restart ceph-shared-fs-osd-node5-wwn-0x5",
                     "restart ceph-shared-fs-osd-node5-wwn-0x6",
-                    "gate    osd-up --host node5 --timeout 600",
+                    "gate    osd-up --host node5 --osds 2 --timeout 600",
                     "gate    noout unset --timeout 600",
                     "gate    mds-handover --name a --fs shared-fs --timeout 600",
                     "restart ceph-shared-fs-mds-a",
@@ -310,7 +311,7 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", file, "--diff-plan", saved], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
-            assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --timeout 600\n"), out);
+            assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
             // 18 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
             assert.ok(/\n1 to delete, 15 to update, 20 to create\n/.test(out), out);
         } finally {

@@ -8,7 +8,7 @@ import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scr
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
-    "usage: ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
+    "usage: ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> [--osds <n>] | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
 const fsid = ["--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90"];
 
 /** The gate standalone (it sources lib.sh and ceph-lib.sh); a ceph.conf that does not exist. */
@@ -245,5 +245,24 @@ describe("ceph-gate.sh roll-start: before the roll's first restart, every mon in
         assert.equal(h.code, 1);
         assert.ok(h.stderr.endsWith(`- not restarted${noout}\n`), h.stderr);
         host.cleanup();
+    });
+});
+
+describe("ceph-gate.sh osd-up --osds: a host's new OSDs count only once they are in the CRUSH map", () => {
+    test("host n1 holds 2 OSDs, 3 declared: waits, then exit 3 saying how many are there; never passes on the ones it has", async () => {
+        const c = standInCeph(["0|"], {}, {}, { "osd dump": "epoch 3\nflags sortbitwise\nosd.0 up   in  weight 1\nosd.1 up   in  weight 1", "pg stat --format json": JSON.stringify({ pg_summary: { num_pgs: 1, num_pg_by_state: [{ name: "active+clean", num: 1 }] } }) });
+        const r = await gateWith(["osd-up", "--host", "n1", "--osds", "3", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /^zcloud: host n1 \(osd 0,1\): refused: not up with all placement groups active after 0s: host n1 holds 2 of its 3 OSDs in the CRUSH map - health: /);
+        const two = await gateWith(["osd-up", "--host", "n1", "--osds", "2", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(two.code, 0, two.stderr);
+        assert.equal(two.stdout, "zcloud: host n1: osd 0,1 up and in, all placement groups active\n");
+        c.cleanup();
+    });
+
+    test("--osds that is not a count: usage, exit 2", async () => {
+        const r = await gate(["osd-up", "--host", "n1", "--osds", "two", ...fsid]);
+        assert.equal(r.code, 2);
+        assert.equal(r.stderr, "usage: --osds must be a count\n");
     });
 });

@@ -21,8 +21,9 @@
 #   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
 #   While Ceph answers EAGAIN (no placement group stats yet, e.g. right after a manager
 #   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
-# ceph-gate.sh osd-up --host <crush host>
-#   Waits until every OSD of that CRUSH host is up and in and every placement group is active
+# ceph-gate.sh osd-up --host <crush host> [--osds <n>]
+#   Waits until the CRUSH host holds <n> OSDs (its OSD workloads: a new one is in the map only
+#   once its prepare made it), every OSD of it is up and in and every placement group is active
 #   and neither undersized nor degraded (the restarted OSDs back in every acting set, so the
 #   next host's ok-to-stop counts them). While fewer hosts have up OSDs than some pool's
 #   min_size (size), as when a new cluster forms, its placement groups cannot be active (whole)
@@ -47,7 +48,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-gt_usage="ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
+gt_usage="ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> [--osds <n>] | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
 
 # gt_noout_note: what a refusal adds while the cluster's noout flag is set (a roll stopped between
 # its `noout set` and `noout unset` gates): that it stays set, and how to clear it.
@@ -251,11 +252,23 @@ gt_roll_start() {
     fi
 }
 
-gt_osd_up() {
-    gt_ou_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
-    if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_osds_up "$gt_ou_ids"; then
-        gt_timeout "host $1 (osd $(echo "$gt_ou_ids" | sed 's/ /,/g'))" "not up with all placement groups active"
+# gt_host_up HOST N: true when CRUSH host HOST holds at least N OSDs and gt_osds_up holds for
+# them; prints what is missing when not.
+gt_host_up() {
+    gt_hu_ids=$(gt_host_osds "$1") || { echo "cannot read the osd tree"; return 1; }
+    gt_hu_n=$(echo "$gt_hu_ids" | wc -w)
+    if [ "$gt_hu_n" -lt "$2" ]; then
+        echo "host $1 holds $gt_hu_n of its $2 OSDs in the CRUSH map"
+        return 1
     fi
+    gt_osds_up "$gt_hu_ids"
+}
+
+gt_osd_up() {
+    if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_host_up "$1" "$2"; then
+        gt_timeout "host $1 (osd $(gt_host_osds "$1" 2>/dev/null | sed 's/ /,/g'))" "not up with all placement groups active"
+    fi
+    gt_ou_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
     if [ -n "$zcc_wait_out" ]; then
         zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in; $zcc_wait_out"
     else
@@ -331,18 +344,20 @@ gt_flag=
 if [ "$gt_action" = noout ]; then
     case ${1:-} in set | unset) gt_flag=$1; shift ;; *) zcc_usage "$gt_usage" ;; esac
 fi
-gt_fsid_want='' gt_id='' gt_host='' gt_fs='' gt_limit=600
+gt_fsid_want='' gt_id='' gt_host='' gt_fs='' gt_limit=600 gt_osds=0
 while [ $# -gt 0 ]; do
     case $1 in
         --fsid) zcc_need_value "$1" "${2:-}"; gt_fsid_want=$2; shift 2 ;;
         --id | --name) zcc_need_value "$1" "${2:-}"; gt_id=$2; shift 2 ;;
         --host) zcc_need_value "$1" "${2:-}"; gt_host=$2; shift 2 ;;
         --fs) zcc_need_value "$1" "${2:-}"; gt_fs=$2; shift 2 ;;
+        --osds) zcc_need_value "$1" "${2:-}"; gt_osds=$2; shift 2 ;;
         --timeout) zcc_need_value "$1" "${2:-}"; gt_limit=$2; shift 2 ;;
         *) zcc_usage "$gt_usage" ;;
     esac
 done
 case $gt_limit in '' | *[!0-9]*) zcc_usage "--timeout must be seconds" ;; esac
+case $gt_osds in '' | *[!0-9]*) zcc_usage "--osds must be a count" ;; esac
 case $gt_action in
     mon-quorum | mgr-available) [ -n "$gt_id" ] || zcc_usage "$gt_usage" ;;
     osd-ok-to-stop | osd-up) [ -n "$gt_host" ] || zcc_usage "$gt_usage" ;;
@@ -368,7 +383,7 @@ case $gt_action in
         zc_log "mgr.$gt_id" "available"
         ;;
     osd-ok-to-stop) gt_ok_to_stop "$gt_host" ;;
-    osd-up) gt_osd_up "$gt_host" ;;
+    osd-up) gt_osd_up "$gt_host" "$gt_osds" ;;
     noout)
         zcc_ceph osd "$gt_flag" noout >/dev/null 2>&1 || zc_fail "cluster $gt_fsid_want" "ceph osd $gt_flag noout"
         zc_log "cluster $gt_fsid_want" "noout ${gt_flag}"
