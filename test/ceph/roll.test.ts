@@ -337,7 +337,19 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             const pods: Promise<void>[] = [];
             for (const id of ["a", "b", "c"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mon-${id}`, "mon-init"), () => b.cephDaemon("mon", id), stopped));
             for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mgr-${id}`, "keyring"), () => b.cephDaemon("mgr", id), stopped));
-            for (const [i, w] of b.osdWorkloads().entries()) pods.push(kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped));
+            // The tier's "nodes" share one host's /var/lib/ceph: two OSD prepares at once would
+            // share ceph-osd.sh's bootstrap keyring file (one removes it under the other). So here
+            // an OSD starts once the one before it is up; on real nodes they would start together.
+            let previousUp: Promise<unknown> = Promise.resolve();
+            for (const [i, w] of b.osdWorkloads().entries()) {
+                const after = previousUp;
+                previousUp = (async () => {
+                    await after;
+                    await kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped);
+                    await waitFor(`osd.${i} up`, 300_000, async () => ((await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]).catch(() => ({ num_up_osds: -1 }))).num_up_osds > i ? true : undefined), 500);
+                })();
+                pods.push(previousUp as Promise<void>);
+            }
             for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mds-${id}`, "keyring"), () => b.cephDaemon("mds", id), stopped));
             const job = kubeletPod(b, once.container(`${FS}-filesystem`, "filesystem"), undefined, stopped);
             await job;
