@@ -16,6 +16,7 @@ import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
+import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
@@ -339,5 +340,10 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
         }
         // what the cluster runs is as it was: no Deployment, DaemonSet, drain, disk command or label changes
         assert.deepEqual(changes.filter((c) => !isRollGate(c.resource) && c.resource.type !== CONFIG_MAP), []);
+        // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
+        const text = renderChanges(changes);
+        assert.doesNotMatch(text, /(create|update)(, \w+)* changed/);
+        assert.ok(text.includes("\n                          note: its script set or kubectl target changes; the gate runs again\n"), text);
+        assert.ok(text.includes("note: its check changes: osd-up --host node5 --timeout 600 -> osd-up --host node5 --osds 2 --timeout 600; its script set or kubectl target changes; the gate runs again"), text);
     });
 });
