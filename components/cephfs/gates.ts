@@ -4,7 +4,7 @@
  * the hash a gate carries of the pod templates it guards. Unit-tested without mocks.
  */
 import { createHash } from "node:crypto";
-import { cephNames, mdsIds, mgrIds, monPlacement } from "../naming";
+import { cephNames, labelDomain, mdsIds, mgrIds, monPlacement } from "../naming";
 
 /** What the roll of one storage is planned from: its name, fsid and node -> devices. */
 export interface CephRollPlan {
@@ -34,6 +34,8 @@ export interface CephRollGate {
     args: string[];
     /** The Deployments whose pod templates the gate guards (it runs again when one changes). */
     guards: string[];
+    /** The roll's first gate (see CephGateOrder.first). */
+    first?: boolean;
 }
 
 export type CephRollStep = CephRollRestart | CephRollGate;
@@ -54,10 +56,20 @@ export interface CephGateOrder {
     name: string;
     action: string[];
     guards: string[];
+    /**
+     * The roll's first gate: it passes, without asking Ceph, while none of the storage's daemon
+     * Deployments exists (the storage's creation: no daemon runs that a restart could disrupt).
+     */
+    first?: boolean;
 }
 
+/** The gate before the roll's first restart (it guards every daemon workload of the storage). */
+export const rollStartGate = "roll-start";
+
 /**
- * The roll of one storage, in order: mon by mon, each followed by its quorum gate; mgr by mgr,
+ * The roll of one storage, in order: the roll-start gate (it guards every daemon, so it runs
+ * before whichever daemon a change restarts first: every mon in the quorum, no OSD down but in,
+ * every PG active); mon by mon, each followed by its quorum gate; mgr by mgr,
  * each followed by its availability gate; `noout set`; per CRUSH host (sorted): the ok-to-stop
  * gate, that host's OSD Deployments, the up gate; `noout unset`; then mds by mds: the handover
  * gate, the mds, the fs-active gate. The program chains its Deployments and gate resources in
@@ -66,25 +78,28 @@ export interface CephGateOrder {
 export function cephRollOrder(storage: string, hostDevices: Record<string, string[]>): Array<CephRollRestart | CephGateOrder> {
     const names = cephNames(storage);
     const gate = (what: string, action: string[], guards: string[]): CephGateOrder => ({ kind: "gate", name: gateResourceName(storage, what), action, guards });
-    const steps: Array<CephRollRestart | CephGateOrder> = [];
-    for (const m of monPlacement(Object.keys(hostDevices))) {
-        const w = names.mon(m.id);
-        steps.push({ kind: "restart", daemon: "mon", id: m.id, workloads: [w] });
-        steps.push(gate(`mon-${m.id}`, ["mon-quorum", "--id", m.id], [w]));
+    const hosts = rollHostOrder(hostDevices).filter((h) => hostDevices[h].length > 0);
+    const hostOsds = (h: string) => hostDevices[h].map((d) => names.osd(h, d));
+    const allOsds = hosts.flatMap(hostOsds);
+    const mons = monPlacement(Object.keys(hostDevices)).map((m) => m.id);
+    const mgrs = mgrIds(Object.keys(hostDevices).length);
+    const every = [...mons.map((id) => names.mon(id)), ...mgrs.map((id) => names.mgr(id)), ...allOsds, ...mdsIds.map((id) => names.mds(id))];
+    const steps: Array<CephRollRestart | CephGateOrder> = [{ ...gate(rollStartGate, [rollStartGate], every), first: true }];
+    for (const id of mons) {
+        const w = names.mon(id);
+        steps.push({ kind: "restart", daemon: "mon", id, workloads: [w] });
+        steps.push(gate(`mon-${id}`, ["mon-quorum", "--id", id], [w]));
     }
-    for (const id of mgrIds(Object.keys(hostDevices).length)) {
+    for (const id of mgrs) {
         const w = names.mgr(id);
         steps.push({ kind: "restart", daemon: "mgr", id, workloads: [w] });
         steps.push(gate(`mgr-${id}`, ["mgr-available", "--id", id], [w]));
     }
-    const hosts = rollHostOrder(hostDevices).filter((h) => hostDevices[h].length > 0);
-    const hostOsds = (h: string) => hostDevices[h].map((d) => names.osd(h, d));
-    const allOsds = hosts.flatMap(hostOsds);
     steps.push(gate("noout-set", ["noout", "set"], allOsds));
     for (const h of hosts) {
         steps.push(gate(`${h}-ok-to-stop`, ["osd-ok-to-stop", "--host", h], hostOsds(h)));
         steps.push({ kind: "restart", daemon: "osd", id: h, workloads: hostOsds(h) });
-        steps.push(gate(`${h}-osd-up`, ["osd-up", "--host", h], hostOsds(h)));
+        steps.push(gate(`${h}-osd-up`, ["osd-up", "--host", h, "--osds", String(hostOsds(h).length)], hostOsds(h)));
     }
     steps.push(gate("noout-unset", ["noout", "unset"], allOsds));
     for (const id of mdsIds) {
@@ -94,6 +109,17 @@ export function cephRollOrder(storage: string, hostDevices: Record<string, strin
         steps.push(gate(`mds-${id}-active`, ["fs-active", "--fs", storage, "--name", id], [w]));
     }
     return steps;
+}
+
+/** The daemon components of a storage, whose Deployments the roll restarts. */
+export const cephDaemonComponents = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds"];
+
+/**
+ * The label selector of a storage's daemon Deployments (its common labels): the roll's first
+ * gate passes while it matches none (cephfs-gate.sh --daemons).
+ */
+export function daemonSelector(storage: string): string {
+    return `${labelDomain}/storage=${storage},app.kubernetes.io/component in (${cephDaemonComponents.join(",")})`;
 }
 
 /** ceph-gate.sh's arguments of one gate as the gate resource renders them. */
@@ -111,7 +137,7 @@ export function renderGateArgs(action: string[], fsid: string, timeoutSeconds: n
  */
 export function cephRollSteps(p: CephRollPlan): CephRollStep[] {
     return cephRollOrder(p.storage, p.hosts).map((s) =>
-        s.kind === "restart" ? s : { kind: "gate", name: s.name, args: renderGateArgs(s.action, p.fsid, p.timeoutSeconds), guards: s.guards },
+        s.kind === "restart" ? s : { kind: "gate", name: s.name, args: renderGateArgs(s.action, p.fsid, p.timeoutSeconds), guards: s.guards, ...(s.first ? { first: true } : {}) },
     );
 }
 

@@ -2,7 +2,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { shellQuote } from "../node/script";
 import { CephAdminPods } from "./admin";
-import { CephGateOrder, guardHash, renderGateArgs } from "./gates";
+import { CephGateOrder, daemonSelector, guardHash, renderGateArgs } from "./gates";
 import { DrainKubeTarget, drainKubeArgs, localKubeScript } from "./osds";
 import { CephPods } from "./pods";
 
@@ -25,7 +25,9 @@ export const gateGuardsEnv = "ZCLOUD_GATE_GUARDS";
  * drains' mechanism: the provider's cluster, the script set from its immutable ConfigMap). It
  * runs on create and again on every update; its environment carries the sha256 of the pod
  * templates it guards, so any change of one (image, ceph.conf, keys, resources, scripts) runs
- * the gate again, in place. A gate's delete does nothing.
+ * the gate again, in place. A gate's delete does nothing. The roll's first gate (roll-start) also
+ * gets the selector of the storage's daemon Deployments: while none exists (the storage's
+ * creation) it passes without asking Ceph.
  */
 export class CephGates {
     private readonly pending: Array<() => void> = [];
@@ -53,7 +55,7 @@ export class CephGates {
                 "-c",
                 shellQuote(localKubeScript("cephfs-gate.sh")),
                 "cephfs-gate",
-                ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube), "--", ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds)].map(shellQuote),
+                ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube), ...(step.first ? ["--daemons", daemonSelector(pods.storage)] : []), "--", ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds)].map(shellQuote),
             ].join(" "),
         );
         const templates = new Promise<Record<string, unknown>>((resolve) => this.pending.push(() => resolve(Object.fromEntries(step.guards.map((w) => [w, pods.templateOf(w)])))));

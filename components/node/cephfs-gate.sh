@@ -1,6 +1,7 @@
 #!/bin/sh
 # cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name>
-#                [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] -- <gate args>
+#                [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env]
+#                [--daemons <selector>] -- <gate args>
 #
 # One health gate of a CephFS storage's rolling restart (a Pulumi local command, run where
 # `pulumi up` runs, on create and on every update). kubectl talks to the cluster the Kubernetes
@@ -9,12 +10,15 @@
 # args> (`ceph-gate.sh <action> ... --fsid <fsid> --timeout <s>`) in a running admin pod of the
 # storage (any node's: the gate asks the cluster, not the node). While no admin pod runs yet (a
 # new storage: its nodes get their label once their disk command ran) it waits, bounded by the
-# gate's --timeout. No key passes through this script.
+# gate's --timeout. With --daemons (the roll's first gate, roll-start): while no Deployment of the
+# namespace that <selector> matches (the storage's daemon Deployments) has an available pod - the
+# storage's creation, when none exists yet - no daemon runs that a restart could disrupt: it
+# passes without asking Ceph; once one runs, Ceph is asked. No key passes through this script.
 # Output: the gate's lines. Exit: the gate's (0 passed, 1 refused, 2 usage, 3 bound ran out).
 set -eu
 
 gs_usage() {
-    printf 'usage: %s\n' "cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] -- <ceph-gate.sh args>" >&2
+    printf 'usage: %s\n' "cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--daemons <selector>] -- <ceph-gate.sh args>" >&2
     exit 2
 }
 
@@ -23,7 +27,7 @@ gs_die() {
     exit "${2:-1}"
 }
 
-ck_ns='' ck_ctx='' ck_kcfg='' ck_kcfg_env=0 gs_admin='' gs_cm='' gs_subject=''
+ck_ns='' ck_ctx='' ck_kcfg='' ck_kcfg_env=0 gs_admin='' gs_cm='' gs_subject='' gs_daemons=''
 while [ $# -gt 0 ]; do
     case $1 in
         --kubeconfig-from-env) ck_kcfg_env=1; shift; continue ;;
@@ -36,6 +40,7 @@ while [ $# -gt 0 ]; do
         --script-configmap) gs_cm=$2 ;;
         --context) ck_ctx=$2 ;;
         --kubeconfig) ck_kcfg=$2 ;;
+        --daemons) gs_daemons=$2 ;;
         *) gs_usage ;;
     esac
     shift 2
@@ -67,7 +72,23 @@ gs_admin_pod() {
         awk 'NF == 1 { print $1; exit }'
 }
 
+# gs_no_daemon_runs: true, saying so, when --daemons is given and no Deployment it matches has an
+# available pod: the storage's creation (none exists yet), or every daemon of it already down.
+gs_no_daemon_runs() {
+    [ -n "$gs_daemons" ] || return 1
+    gs_found=$(ck_kubectl get deployments --selector "$gs_daemons" --output 'jsonpath={range .items[*]}{.metadata.name} {.status.availableReplicas}{"\n"}{end}') ||
+        gs_die "cannot list the storage's daemon Deployments ($gs_daemons, see above); $ck_unchanged"
+    gs_running=$(printf '%s\n' "$gs_found" | awk 'NF == 2 && $2 > 0 { print $1 }')
+    [ -z "$gs_running" ] || return 1
+    if [ -z "$gs_found" ]; then
+        printf 'zcloud: gate %s: no daemon Deployment of the storage exists yet (%s): a new storage, no running daemon to disrupt; passed\n' "$gs_subject" "$gs_daemons"
+    else
+        printf 'zcloud: gate %s: no daemon Deployment of the storage has an available pod (%s): no running daemon to disrupt; passed\n' "$gs_subject" "$(printf '%s\n' "$gs_found" | awk 'NF { print $1 }' | tr '\n' ' ' | sed 's/ $//')"
+    fi
+}
+
 ck_kube_target
+! gs_no_daemon_runs || exit 0
 gs_script=$(ck_script_set "$gs_cm" ceph-gate.sh "the gate's") || exit $?
 gs_deadline=$(($(date +%s) + gs_limit))
 gs_said=''

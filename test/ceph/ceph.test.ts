@@ -485,10 +485,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                     `update ${FS}-${NODE1}-disks`,
                     `update ${FS}-${NODE1}-label`,
                     // the host's gates guard its OSDs' templates: they run again around the change
+                    // (and roll-start, which guards every daemon)
                     `update ${FS}-gate-${NODE1}-ok-to-stop`,
                     `update ${FS}-gate-${NODE1}-osd-up`,
                     `update ${FS}-gate-noout-set`,
                     `update ${FS}-gate-noout-unset`,
+                    `update ${FS}-gate-roll-start`,
                 ].sort(),
             );
             // the node's disk command: the disk already is osd.0 of this cluster

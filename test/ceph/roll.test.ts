@@ -1,16 +1,22 @@
 /**
  * Ceph tier, the gated roll: a three-host cluster (3 mons, mgrs a and b, 3 OSDs on three CRUSH
- * hosts, replicas 3, mds a active and b standby) from the planned commands, then:
+ * hosts, replicas 3, mds a and b) from the planned commands, created as `pulumi up` creates a new
+ * storage: in the roll's order (cephRollSteps), each gate run as rendered, timed; then:
+ * - roll-start on a real cluster: passes when healthy; with a mon stopped it refuses naming it;
  * - the OSD gates on their edges: `osd-ok-to-stop` refuses a host while another host's OSD is down
- *   (Ceph's reason), and `osd-up`, started while the host's OSD is still down, waits and passes
- *   only after the OSD is started, up and in, with every PG active;
+ *   (Ceph's reason, and that noout stays set), roll-start refuses naming the OSD, status reports
+ *   the set noout; `osd-up`, started while the host's OSD is still down, waits and passes only
+ *   after the OSD is started, up and in, with every PG active; the roll then goes on;
  * - a rolling restart of every daemon in the program's order (cephRollSteps: the steps and the
  *   ceph-gate.sh arguments exactly as the gate resources render them), under client I/O (a writer
  *   putting checksummed objects the whole time), every object then read back equal. Measured: time
  *   per daemon, in all, the longest window of inactive PGs (the mgr's `pg stat` every 0.2 s) and
  *   the longest stall of the writer.
  * - status (tools/status) reading the real cluster through `kubectl exec` into the admin pod:
- *   healthy; one OSD stopped is reported with its node and device.
+ *   healthy; one OSD stopped is reported with its node and device;
+ * - the creation cost of the chain: a second cluster of the same stack created all at once (every
+ *   pod started together, failing init containers and daemons restarted with the kubelet's
+ *   back-off), timed against the chain's creation.
  */
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -18,17 +24,19 @@ import { ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, waitFor } from "./cluster";
-import { CephPlan } from "./planned";
+import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sleep, waitFor } from "./cluster";
+import { CephPlan, PlannedContainer } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
 import { cephRollSteps, CephRollStep } from "../../components/cephfs/gates";
 import { Kubectl, readCephHealth, readCephOsds } from "../../tools/status/cluster";
-import { cephOsdProblems } from "../../tools/status/evaluate";
+import { cephOsdProblems, osdFlagAdvice } from "../../tools/status/evaluate";
 
 const FS = "roll-fs";
 const NODES = ["zc-roll-1", "zc-roll-2", "zc-roll-3"];
 const POOL = `${FS}-data`;
 const GATE_TIMEOUT = 180;
+/** What a refusal adds while noout is set (ceph-gate.sh gt_noout_note). */
+const NOOUT = " - noout stays set \\(a stopped OSD is not marked out, its data not copied elsewhere\\) until a pulumi up gets past this storage's noout-unset gate; by hand, once every OSD is up: ceph osd unset noout \\(in an admin pod\\)";
 
 function ok(r: RunResult): RunResult {
     assert.equal(r.code, 0, `exit ${r.code}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`);
@@ -61,6 +69,8 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     let plan: CephPlan;
     const devices: string[] = [];
     const timings: [string, number][] = [];
+    /** Creation in the roll's order: each daemon (one host's OSDs) from its start to its gate passing. */
+    const creation: [string, number][] = [];
     const figures: string[] = [];
     const gate = (args: string[]) => c.script("ceph-gate", args);
     const fsid = () => c.fsid;
@@ -84,38 +94,83 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     after(async () => {
         if (c) await c.stop();
         console.log(timings.map(([w, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${w}`).join("\n"));
+        console.log("  creation in the roll's order, per step (start to its gate passing):");
+        console.log(creation.map(([w, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s    ${w}`).join("\n"));
         for (const f of figures) console.log(`  ${f}`);
     });
 
-    it("creates the cluster from the planned commands: 3 mons, mgrs a and b, 3 OSDs on 3 CRUSH hosts, the file system, mds a and b", async () => {
+    it("creates the cluster as pulumi up creates a new storage: the roll's order, each gate as rendered (3 mons, mgrs a and b, 3 OSDs on 3 CRUSH hosts, mds a and b, then the file system)", async () => {
+        const steps = cephRollSteps({ storage: FS, fsid: fsid(), hosts: plan.stack.hosts, timeoutSeconds: GATE_TIMEOUT });
         const t0 = Date.now();
-        for (const id of ["a", "b", "c"]) {
-            ok(await c.container(plan.container(`ceph-${FS}-mon-${id}`, "mon-init")));
-            c.cephDaemon("mon", id);
-            await waitFor(`mon.${id} in the quorum`, 90_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.includes(id) ? true : undefined));
+        let phase = "";
+        let p0 = t0;
+        const endPhase = (next: string) => {
+            if (phase) creation.push([phase, Date.now() - p0]);
+            phase = next;
+            p0 = Date.now();
+        };
+        for (const s of steps) {
+            if (s.kind === "gate") {
+                // roll-start: no daemon Deployment of the storage exists yet, so cephfs-gate.sh
+                // passes it without asking Ceph (test/unit/cephfs-gate.test.ts); there is no
+                // cluster it could ask.
+                if (s.first) continue;
+                const r = await gate(s.args);
+                assert.equal(r.code, 0, `${s.name} (${s.args.join(" ")}): exit ${r.code}\n${r.stdout}${r.stderr}`);
+                continue;
+            }
+            // A Deployment's create: its pod's init container, then the daemon (Pulumi waits for
+            // the pod to be Ready: the daemon started); the gate after it waits for the daemon.
+            endPhase(s.daemon === "osd" ? `osd host ${s.id}` : `${s.daemon}.${s.id}`);
+            for (const w of s.workloads) {
+                if (s.daemon === "osd") {
+                    const i = c.osdWorkloads().indexOf(w);
+                    c.osdDaemon(`osd.${i}`, w);
+                    osdOf.set(w, i);
+                } else {
+                    ok(await c.container(plan.container(w, s.daemon === "mon" ? "mon-init" : "keyring")));
+                    c.cephDaemon(s.daemon, s.id);
+                }
+            }
         }
-        for (const id of ["a", "b"]) {
-            ok(await c.container(plan.container(`ceph-${FS}-mgr-${id}`, "keyring")));
-            c.cephDaemon("mgr", id);
-        }
-        for (const [i, w] of c.osdWorkloads().entries()) {
-            c.osdDaemon(`osd.${i}`, w);
-            await waitFor(`osd.${i} up`, 180_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === i + 1 ? true : undefined));
-            osdOf.set(w, i);
-        }
-        // mds a before the filesystem Job (it waits for an active MDS): a takes the rank; b, started after, stays standby
-        for (const id of ["a", "b"]) {
-            ok(await c.container(plan.container(`ceph-${FS}-mds-${id}`, "keyring")));
-            c.cephDaemon("mds", id);
-            if (id === "a") ok(await c.container(plan.container(`${FS}-filesystem`, "filesystem"), { timeoutMs: 240_000 }));
-        }
-        await waitFor("mds.b standby", 120_000, async () => ((await c.cephJson<{ standbys: { name: string }[] }>(["fs", "dump"])).standbys.some((s) => s.name === "b") ? true : undefined));
+        // After the last mds gate: the filesystem Job, then the cluster settles (every PG active).
+        endPhase("filesystem Job, PGs active");
+        ok(await c.container(plan.container(`${FS}-filesystem`, "filesystem"), { timeoutMs: 240_000 }));
+        await waitFor("every PG active and clean", 180_000, async () => {
+            const pg = await pgCounts(c);
+            return pg.total > 0 && pg.clean === pg.total ? true : undefined;
+        }, 500);
+        endPhase("");
+        timings.push(["create in the roll's order (gates as rendered)", Date.now() - t0]);
+        await waitFor("one active mds and one standby", 120_000, async () => {
+            const d = await c.cephJson<{ standbys: unknown[]; filesystems: { mdsmap: { info: Record<string, { state: string }> } }[] }>(["fs", "dump"]);
+            return d.standbys.length === 1 && Object.values(d.filesystems[0]?.mdsmap.info ?? {}).some((i) => i.state === "up:active") ? true : undefined;
+        });
         const tree = await c.cephJson<{ nodes: { name: string; type: string; children?: number[] }[] }>(["osd", "tree"]);
         assert.deepEqual(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, n.children]).sort(), NODES.map((n, i) => [n, [i]]));
         const pools = await c.cephJson<{ pool_name: string; size: number; min_size: number }[]>(["osd", "pool", "ls", "detail"]);
         assert.deepEqual(pools.filter((p) => p.pool_name.startsWith(FS)).map((p) => [p.pool_name, p.size, p.min_size]).sort(), [[`${FS}-data`, 3, 2], [`${FS}-metadata`, 3, 2]]);
-        ok(await gate(["osd-up", "--host", NODES[2], "--fsid", fsid(), "--timeout", "180"]));
-        timings.push(["create (3 mons, 2 mgrs, 3 OSDs, fs, 2 mds)", Date.now() - t0]);
+        // noout is set and cleared around the OSDs, as on any roll
+        assert.deepEqual(await osdFlags(c), []);
+    });
+
+    it("roll-start on the real cluster: healthy, it passes; with mon b stopped it refuses naming it; b back, it passes", async () => {
+        const start = ["roll-start", "--fsid", fsid(), "--timeout", "60"];
+        assert.deepEqual(decisions(ok(await gate(start)).stdout), [`zcloud: cluster ${fsid()}: every mon in the quorum [a b c], no OSD down but in, every placement group active: the roll may start`]);
+        await c.stopDaemon("mon.b");
+        await waitFor("mon b out of the quorum", 60_000, async () => {
+            const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]).catch(() => undefined);
+            return q && !q.quorum_names.includes("b") ? true : undefined;
+        });
+        const refused = await gate(start);
+        assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+        assert.equal(
+            refused.stderr.split("\n").filter((l) => l.startsWith("zcloud: ")).join("\n"),
+            `zcloud: cluster ${fsid()}: refused: mon b not in the quorum [a c]: restarting another mon now could lose the quorum - bring it back first (its pod's log, ceph health detail), then run pulumi up again; no daemon was restarted`,
+        );
+        c.cephDaemon("mon", "b");
+        ok(await gate(["mon-quorum", "--id", "b", "--fsid", fsid(), "--timeout", "120"]));
+        ok(await gate(start));
     });
 
     it("osd-ok-to-stop refuses a host while another host's OSD is down (Ceph's reason); osd-up started while the OSD is down waits, and passes only after it is up and in with every PG active", async () => {
@@ -131,11 +186,20 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // size 3, min_size 2: with zc-roll-1 down, stopping zc-roll-2 leaves one copy
         const refused = await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()]);
         assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd 1 would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted$`, "m"));
+        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd 1 would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted${NOOUT}$`, "m"));
         assert.equal(decisions(refused.stdout).length, 0, refused.stdout);
+        // a roll stopped here leaves noout set: roll-start (a next change's first gate) names the
+        // down OSD and says noout stays set; status reports the flag with what to do
+        const again = await gate(["roll-start", "--fsid", fsid(), "--timeout", "10"]);
+        assert.equal(again.code, 1, again.stdout + again.stderr);
+        assert.match(again.stderr, new RegExp(`^zcloud: cluster ${fsid()}: refused: osd\\.0 \\(host ${NODES[0]}\\) down but in: .* no daemon was restarted${NOOUT}$`, "m"));
+        const health = await readCephHealth(fakeKubectl(c), "zcloud-storage", "admin-0");
+        assert.ok(!("error" in health), JSON.stringify(health));
+        assert.deepEqual(health.flags, ["noout"]);
+        assert.match(osdFlagAdvice("noout"), /ceph osd unset noout/);
         // the after-gate, started while osd.0 is down, must wait
         const t0 = Date.now();
-        const child = spawn("nsenter", ["-t", String(c.nsTarget), "-m", "-n", "-r", "-w", "--", "/bin/sh", "-c", c.scriptCommand("ceph-gate", ["osd-up", "--host", NODES[0], "--fsid", fsid(), "--timeout", "120"])], { env: c.env(), stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn("nsenter", ["-t", String(c.nsTarget), "-m", "-n", "-r", "-w", "--", "/bin/sh", "-c", c.scriptCommand("ceph-gate", ["osd-up", "--host", NODES[0], "--osds", "1", "--fsid", fsid(), "--timeout", "120"])], { env: c.env(), stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
         child.stdout!.on("data", (d) => (out += String(d)));
         child.stderr!.on("data", (d) => (out += String(d)));
@@ -158,16 +222,18 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
         assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
         assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd 1 ok to stop`]);
+        // the roll goes on from where it stopped: the next host, then noout unset; the flag is gone
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
+        assert.deepEqual(await osdFlags(c), []);
         figures.push(`osd-up held ${((started - t0) / 1000).toFixed(1)} s while osd.0 was down; passed ${((gateDone! - started) / 1000).toFixed(1)} s after its start`);
     });
 
     it("rolls every daemon in the program's gated order (cephRollSteps) under client I/O; every object reads back equal", async () => {
         const steps: CephRollStep[] = cephRollSteps({ storage: FS, fsid: fsid(), hosts: plan.stack.hosts, timeoutSeconds: GATE_TIMEOUT });
-        // the order the program chains: mons, mgrs, noout, hosts (ok-to-stop, OSDs, up), mds
+        // the order the program chains: roll-start, mons, mgrs, noout, hosts (ok-to-stop, OSDs, up), mds
         assert.deepEqual(
             steps.map((s) => (s.kind === "restart" ? `${s.daemon}:${s.id}` : s.args[0])),
-            ["mon:a", "mon-quorum", "mon:b", "mon-quorum", "mon:c", "mon-quorum", "mgr:a", "mgr-available", "mgr:b", "mgr-available", "noout",
+            ["roll-start", "mon:a", "mon-quorum", "mon:b", "mon-quorum", "mon:c", "mon-quorum", "mgr:a", "mgr-available", "mgr:b", "mgr-available", "noout",
                 ...NODES.flatMap((n) => ["osd-ok-to-stop", `osd:${n}`, "osd-up"]), "noout", "mds-handover", "mds:a", "fs-active", "mds-handover", "mds:b", "fs-active"],
         );
         const io = path.join(c.tmp, "scratch", "io");
@@ -245,7 +311,7 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         const kubectl = fakeKubectl(c);
         const health = await readCephHealth(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in health), JSON.stringify(health));
-        assert.deepEqual({ ...health, bytesUsed: health.bytesUsed > 0, bytesTotal: health.bytesTotal > 0 }, { status: "HEALTH_OK", osds: 3, up: 3, in: 3, bytesUsed: true, bytesTotal: true });
+        assert.deepEqual({ ...health, bytesUsed: health.bytesUsed > 0, bytesTotal: health.bytesTotal > 0 }, { status: "HEALTH_OK", osds: 3, up: 3, in: 3, bytesUsed: true, bytesTotal: true, flags: [] });
         let osds = await readCephOsds(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in osds), JSON.stringify(osds));
         assert.deepEqual(cephOsdProblems(osds), []);
@@ -257,6 +323,50 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.deepEqual(cephOsdProblems(osds), [{ kind: "degraded", node: NODES[1], object: `osd.1 (${kernel})`, message: "down, in" }]);
         c.osdDaemon("osd.1", c.osdWorkloads()[1]);
         await waitFor("osd.1 up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
+    });
+
+    it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {
+        await c.stop();
+        const b = CephTestCluster.create(tierRoot(TIER_RELEASE));
+        const stopped = { done: false };
+        try {
+            const devs = ["a", "b", "c"].map((n) => b.loop(`once-osd-${n}`, 3072));
+            const once = await CephPlan.plan({ ...plan.stack, hosts: Object.fromEntries(NODES.map((n, i) => [n, [devs[i]]])) });
+            await b.boot(once, Object.values(once.monIps).filter((ip) => ip !== once.monIps.a));
+            const t0 = Date.now();
+            const pods: Promise<void>[] = [];
+            for (const id of ["a", "b", "c"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mon-${id}`, "mon-init"), () => b.cephDaemon("mon", id), stopped));
+            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mgr-${id}`, "keyring"), () => b.cephDaemon("mgr", id), stopped));
+            // The tier's "nodes" share one host's /var/lib/ceph: two OSD prepares at once would
+            // share ceph-osd.sh's bootstrap keyring file (one removes it under the other). So here
+            // an OSD starts once the one before it is up; on real nodes they would start together.
+            let previousUp: Promise<unknown> = Promise.resolve();
+            for (const [i, w] of b.osdWorkloads().entries()) {
+                const after = previousUp;
+                previousUp = (async () => {
+                    await after;
+                    await kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped);
+                    await waitFor(`osd.${i} up`, 300_000, async () => ((await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]).catch(() => ({ num_up_osds: -1 }))).num_up_osds > i ? true : undefined), 500);
+                })();
+                pods.push(previousUp as Promise<void>);
+            }
+            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mds-${id}`, "keyring"), () => b.cephDaemon("mds", id), stopped));
+            const job = kubeletPod(b, once.container(`${FS}-filesystem`, "filesystem"), undefined, stopped);
+            await job;
+            await waitFor("every PG active and clean", 300_000, async () => {
+                const pg = await pgCounts(b).catch(() => undefined);
+                return pg && pg.total > 0 && pg.clean === pg.total ? true : undefined;
+            }, 500);
+            const onceMs = Date.now() - t0;
+            const chainMs = timings.find(([w]) => w.startsWith("create in the roll's order"))![1];
+            timings.push(["create all at once (kubelet back-off on failures)", onceMs]);
+            figures.push(`creation: in the roll's order ${(chainMs / 1000).toFixed(1)} s, all at once ${(onceMs / 1000).toFixed(1)} s`);
+            const st = await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]);
+            assert.equal(st.num_up_osds, 3);
+        } finally {
+            stopped.done = true;
+            await b.stop();
+        }
     });
 });
 
@@ -278,4 +388,40 @@ function fakeKubectl(c: CephTestCluster): Kubectl {
             child.stderr!.on("data", (d) => (stderr += String(d)));
             child.on("close", (code) => resolve({ code, stdout, stderr }));
         });
+}
+
+/** Placement group counts as the mgr reports them: total, active, active and clean (scrubbing or not). */
+async function pgCounts(k: CephTestCluster): Promise<{ total: number; active: number; clean: number }> {
+    const st = (await k.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"])).pg_summary;
+    const sum = (f: (s: string[]) => boolean) => st.num_pg_by_state.filter((x) => f(x.name.split("+"))).reduce((n, x) => n + x.num, 0);
+    return { total: st.num_pgs, active: sum((s) => s.includes("active")), clean: sum((s) => s.includes("active") && s.includes("clean")) };
+}
+
+/** The cluster-wide OSD flags Ceph warns of (noout, norebalance, ...), from the osdmap. */
+async function osdFlags(k: CephTestCluster): Promise<string[]> {
+    const line = /^flags (\S+)$/m.exec(ok(await k.ceph(["osd", "dump"])).stdout)?.[1] ?? "";
+    return line.split(",").filter((f) => ["noout", "norebalance", "nobackfill", "norecover", "nodown", "noup", "noin", "pause"].includes(f));
+}
+
+/**
+ * A pod as the kubelet runs it when nothing orders the pods (all at once): its init container
+ * until it succeeds, then its daemon (none: a Job's container, until it succeeds), restarted
+ * when it exits; each failure waits the kubelet's back-off (10 s, doubling, at most 300 s).
+ */
+async function kubeletPod(k: CephTestCluster, init: PlannedContainer | undefined, start: (() => ChildProcess) | undefined, stopped: { done: boolean }): Promise<void> {
+    let backoff = 10_000;
+    const failed = async () => {
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 300_000);
+    };
+    while (init && !stopped.done && (await k.container(init, { timeoutMs: 240_000 })).code !== 0) await failed();
+    if (!start) return;
+    void (async () => {
+        while (!stopped.done) {
+            const child = start();
+            await new Promise<void>((r) => child.once("exit", () => r()));
+            if (stopped.done) return;
+            await failed();
+        }
+    })();
 }

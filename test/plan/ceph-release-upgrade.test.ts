@@ -55,16 +55,21 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
     const changes = diffPlans(before_.resources, after_.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     const oldSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-mon-init-"))!.name;
-    const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
+    const oldGateSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-gate-"))!.name;
+    // roll-start is new since (test/plan/ceph-roll.test.ts); the other gates' commands name the new gate script set
+    const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-") && r.name !== "shared-fs-gate-roll-start").map((r) => r.name);
     assert.equal(gates.length, 3 + 2 + 2 + 3 * 2 + 2 * 2);
     const deployments = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6", "osd-node6-wwn-0x7"];
     assert.deepEqual(said, [
         `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
         `delete kubernetes:core/v1:ConfigMap ${oldSet}`,
+        `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-gate.sh")}`,
+        `delete kubernetes:core/v1:ConfigMap ${oldGateSet}`,
+        "create command:local:Command shared-fs-gate-roll-start",
         ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
         "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
-        ...gates.map((g) => `update command:local:Command ${g} environment.ZCLOUD_GATE_GUARDS`),
+        ...gates.map((g) => `update command:local:Command ${g} create,environment.ZCLOUD_GATE_GUARDS,update`),
     ].sort());
     // Each updated workload: the old inputs with the image moved (and, for the mons, the
     // mon-init set's name and hash annotation), nothing else. The daemons' key hash annotation

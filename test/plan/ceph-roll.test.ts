@@ -16,12 +16,15 @@ import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
+import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 
 /** main before the gates: every daemon its own Deployment, none waiting for another. */
 const beforeGates = "67000ed";
+/** main with the gates, before the roll-start gate (the roll began with mon a's restart). */
+const beforeRollStart = "31eb1db";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const LOCAL = "command:local:Command";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
@@ -43,13 +46,15 @@ let fewerReplicas: PlanRun;
 let grown: PlanRun;
 let old: PlanRun;
 let untargeted: PlanRun;
+let gated: PlanRun;
 let oldDir = "";
 let cleanup = () => undefined as void;
 before(async () => {
     const o = oldProgram(beforeGates);
-    cleanup = o.cleanup;
+    const g = oldProgram(beforeRollStart);
+    cleanup = () => (o.cleanup(), g.cleanup());
     oldDir = o.dir;
-    [run, mirrored, registry, fewerReplicas, grown, old, untargeted] = await Promise.all([
+    [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated] = await Promise.all([
         planValues(values()),
         planValues(values({}, Object.fromEntries(Object.entries(hosts).reverse()))),
         planValues(values({ imageRegistry: "registry.example.com/mirror" })),
@@ -57,8 +62,9 @@ before(async () => {
         planValues(values({}, { ...hosts, node4: ["/dev/disk/by-id/wwn-0x4", "/dev/disk/by-id/wwn-0x8"] })),
         planValues(values(), o.program),
         planValues(Object.fromEntries(Object.entries(values()).filter(([k]) => k !== "kubernetes:context"))),
+        planValues(values(), g.program),
     ]);
-    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted]) assert.equal(r.error, undefined, r.error?.message);
+    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated]) assert.equal(r.error, undefined, r.error?.message);
 });
 after(() => cleanup());
 
@@ -80,7 +86,10 @@ describe("the roll in the graph", () => {
             }
             previous = members;
         }
-        assert.equal(chain.length, 3 + 3 + 2 + 2 + 2 + 3 * 2 + 4 + 2 * 3);
+        assert.equal(chain.length, 1 + 3 + 3 + 2 + 2 + 2 + 3 * 2 + 4 + 2 * 3);
+        assert.equal(chain[0], "shared-fs-gate-roll-start");
+        // roll-start depends on no daemon and no other gate: it runs before any restart
+        assert.deepEqual(named("shared-fs-gate-roll-start").dependencies.filter((d) => d.includes("Deployment::") || d.includes("::shared-fs-gate-")), []);
     });
 
     test("per host: ok-to-stop -> that host's OSDs -> osd-up -> the next host (sorted, whatever the config's order)", () => {
@@ -121,7 +130,8 @@ describe("the roll in the graph", () => {
 
     test("a gate runs cephfs-gate.sh on create and on update alike, with ceph-gate.sh's arguments; nothing in triggers; delete does nothing", () => {
         const fsid = /fsid = ([0-9a-f-]{36})/.exec((named("shared-fs-ceph-conf").inputs as any).data["ceph.conf"])![1];
-        assert.equal(gates().length, 17);
+        assert.equal(gates().length, 18);
+        const selector = "'storage.zcloud.io/storage=shared-fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr,ceph-osd,ceph-mds)'";
         for (const g of gates()) {
             const i = g.inputs as any;
             assert.equal(i.update, i.create, g.name);
@@ -129,12 +139,15 @@ describe("the roll in the graph", () => {
             assert.equal(i.delete, undefined, g.name);
             // The SDK marks triggers replace-on-change; a gate sets none, so nothing of it replaces.
             assert.deepEqual(g.replaceOnChanges, ["triggers[*]"], g.name);
-            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin -- /s);
+            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin (--daemons '[^']+' )?-- /s);
+            // only the first gate passes while no daemon of the storage runs (its creation)
+            assert.equal(i.create.includes(` --daemons ${selector} -- `), g.name === "shared-fs-gate-roll-start", g.name);
             assert.match(env(g)[gateGuardsEnv], /^[0-9a-f]{64}$/);
             assert.ok(gateArgs(g).endsWith(` --fsid ${fsid} --timeout 600`), g.name);
         }
         assert.equal(gateArgs(named("shared-fs-gate-node4-ok-to-stop")), `osd-ok-to-stop --host node4 --fsid ${fsid} --timeout 600`);
         assert.equal(gateArgs(named("shared-fs-gate-mds-b-handover")), `mds-handover --name b --fs shared-fs --fsid ${fsid} --timeout 600`);
+        assert.equal(gateArgs(named("shared-fs-gate-roll-start")), `roll-start --fsid ${fsid} --timeout 600`);
     });
 
     test("without kubernetes:context or kubeconfig the plan advises that the gates will refuse; with one, nothing", () => {
@@ -142,7 +155,7 @@ describe("the roll in the graph", () => {
         const create = String((gates(untargeted)[0].inputs as any).create);
         assert.ok(!create.slice(create.lastIndexOf("' cephfs-gate ")).includes("--context"));
         assert.deepEqual(rollAdvisories(untargeted.resources), [
-            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
+            'cephfs storage shared-fs: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate (roll-start) refuses and no daemon starts or restarts. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").',
         ]);
     });
 
@@ -152,6 +165,10 @@ describe("the roll in the graph", () => {
         const node5 = ["ceph-shared-fs-osd-node5-wwn-0x5", "ceph-shared-fs-osd-node5-wwn-0x6"];
         assert.equal(env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv], guardHash(Object.fromEntries(node5.map((w) => [w, t(w)]))));
         assert.equal(env(named("shared-fs-gate-node5-ok-to-stop"))[gateGuardsEnv], env(named("shared-fs-gate-node5-osd-up"))[gateGuardsEnv]);
+        // roll-start guards every daemon Deployment of the storage
+        const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
+        assert.equal(daemons.length, 11);
+        assert.equal(env(named("shared-fs-gate-roll-start"))[gateGuardsEnv], guardHash(Object.fromEntries(daemons.map((w) => [w, t(w)]))));
     });
 });
 
@@ -180,7 +197,8 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
     test("a device added on node4: only node4's gates and noout run again; no daemon restarts", () => {
         assert.deepEqual(
             changedGates(grown),
-            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset"].map((g) => `update shared-fs-gate-${g} environment.${gateGuardsEnv}`),
+            // node4's osd-up also waits for one OSD more (--osds 2): its command changes, in place
+            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} ${g === "node4-osd-up" ? "create," : ""}environment.${gateGuardsEnv}${g === "node4-osd-up" ? ",update" : ""}`),
         );
         const changes = diffPlans(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
@@ -249,6 +267,7 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 "Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):",
                 "  shared-fs:",
                 ...[
+                    "gate    roll-start --timeout 600",
                     "restart ceph-shared-fs-mon-a",
                     "gate    mon-quorum --id a --timeout 600",
                     "restart ceph-shared-fs-mon-b",
@@ -262,14 +281,14 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                     "gate    noout set --timeout 600",
                     "gate    osd-ok-to-stop --host node3 --timeout 600",
                     "restart ceph-shared-fs-osd-node3-wwn-0x3",
-                    "gate    osd-up --host node3 --timeout 600",
+                    "gate    osd-up --host node3 --osds 1 --timeout 600",
                     "gate    osd-ok-to-stop --host node4 --timeout 600",
                     "restart ceph-shared-fs-osd-node4-wwn-0x4",
-                    "gate    osd-up --host node4 --timeout 600",
+                    "gate    osd-up --host node4 --osds 1 --timeout 600",
                     "gate    osd-ok-to-stop --host node5 --timeout 600",
                     "restart ceph-shared-fs-osd-node5-wwn-0x5",
                     "restart ceph-shared-fs-osd-node5-wwn-0x6",
-                    "gate    osd-up --host node5 --timeout 600",
+                    "gate    osd-up --host node5 --osds 2 --timeout 600",
                     "gate    noout unset --timeout 600",
                     "gate    mds-handover --name a --fs shared-fs --timeout 600",
                     "restart ceph-shared-fs-mds-a",
@@ -296,13 +315,48 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             const out = await new Promise<string>((resolve, reject) =>
                 execFile(process.execPath, ["--import", "tsx", "tools/plan.ts", file, "--diff-plan", saved], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
             );
-            assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. restart ceph-shared-fs-mon-a\n     2. gate    mon-quorum --id a --timeout 600\n"), out);
-            assert.ok(out.includes("    20. restart ceph-shared-fs-osd-node5-wwn-0x6\n    21. gate    osd-up --host node5 --timeout 600\n"), out);
-            // 17 gates, the gate and new mon-init sets created; the old mon-init set deleted; the
+            assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
+            assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
+            // 18 gates, the gate and new mon-init sets created; the old mon-init set deleted; the
             // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle)
-            assert.ok(/\n1 to delete, 1 to replace, 16 to update, 19 to create\n/.test(out), out);
+            assert.ok(/\n1 to delete, 1 to replace, 16 to update, 20 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    });
+});
+
+describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, () => {
+    test("pulumi up: roll-start and the new gate script set created, the old set deleted; the other gates updated in place (the new set's name, the new local script); no daemon, drain, disk command or label changes", () => {
+        // The same base also moved to Ceph 20.2.4 since (image, mon-init script set):
+        // test/plan/ceph-release-upgrade.test.ts holds those changes; here only the gates'.
+        const all = diffPlans(gated.resources, run.resources);
+        const isGateSet = (r: { type: string; name: string }) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-");
+        const changes = all.filter((c) => isRollGate(c.resource) || isGateSet(c.resource));
+        const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
+        const oldSet = gated.resources.filter((r) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-")).map((r) => r.name);
+        assert.equal(oldSet.length, 1);
+        assert.notEqual(oldSet[0], cephScriptSetName("shared-fs", "ceph-gate.sh"));
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), "shared-fs-gate-roll-start"].sort());
+        assert.deepEqual(by("delete"), oldSet);
+        assert.deepEqual(by("replace"), []);
+        const others = gates().filter((g) => g.name !== "shared-fs-gate-roll-start");
+        assert.deepEqual(by("update"), others.map((g) => g.name).sort());
+        for (const c of changes.filter((x) => x.kind === "update")) {
+            // the command names the new script set and carries the new cephfs-gate.sh; the guard hash
+            // changes only for the release switch's new pod templates (the image)
+            assert.deepEqual(c.fields, ["create", "environment.ZCLOUD_GATE_GUARDS", "update"], c.resource.name);
+            assert.notEqual(env(c.resource)[gateGuardsEnv], env(c.before!)[gateGuardsEnv], c.resource.name);
+        }
+        // roll-start changes nothing the cluster runs: no drain, disk command or label changes; the
+        // other changes are the release switch's (workloads' image, the filesystem Job, the mon-init set)
+        const release = (c: (typeof all)[number]) =>
+            c.resource.type.startsWith("kubernetes:apps/") || c.resource.name === "shared-fs-filesystem" || (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
+        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !release(c)).map((c) => c.resource.name), []);
+        // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
+        const text = renderChanges(changes);
+        assert.doesNotMatch(text, /(create|update)(, \w+)* changed/);
+        assert.ok(text.includes("\n                          note: its script set or kubectl target changes; the gate runs again\n"), text);
+        assert.ok(text.includes("note: its check changes: osd-up --host node5 --timeout 600 -> osd-up --host node5 --osds 2 --timeout 600; its script set or kubectl target changes; the gate runs again"), text);
     });
 });

@@ -10,8 +10,14 @@ import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
-/** The gate updates a change of one host's OSDs brings: that host's gates and noout (they guard its templates). */
-const gatesAround = (node: string) => [`update shared-fs-gate-${node}-ok-to-stop`, `update shared-fs-gate-${node}-osd-up`, "update shared-fs-gate-noout-set", "update shared-fs-gate-noout-unset"];
+/** The gate updates a change of one host's OSDs brings: that host's gates, noout and roll-start (they guard its templates). */
+const gatesAround = (node: string) => [
+    `update shared-fs-gate-${node}-ok-to-stop`,
+    `update shared-fs-gate-${node}-osd-up`,
+    "update shared-fs-gate-noout-set",
+    "update shared-fs-gate-noout-unset",
+    "update shared-fs-gate-roll-start",
+];
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
@@ -244,8 +250,9 @@ describe("CephFS graph", () => {
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
         // Job re-runs idempotently. noout guards every OSD: set and cleared again around the new
-        // host's first start (no daemon restarts).
-        assert.deepEqual(others, ["update shared-fs-gate-noout-set", "update shared-fs-gate-noout-unset", "replace shared-fs-filesystem"]);
+        // host's first start (no daemon restarts); roll-start guards every daemon: it checks the
+        // cluster before the new OSD starts.
+        assert.deepEqual(others, ["update shared-fs-gate-roll-start", "update shared-fs-gate-noout-set", "update shared-fs-gate-noout-unset", "replace shared-fs-filesystem"]);
         const fsJob = changes.find((c) => c.resource.name === "shared-fs-filesystem")!;
         assert.deepEqual(fsJob.fields, ["spec.template.spec"]);
         assert.deepEqual(fsJob.replaceBecause, ["spec.template.spec"]);

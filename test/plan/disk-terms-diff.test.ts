@@ -55,8 +55,10 @@ test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an ini
         `note: n4 ${id(6)}: leaves shared, released: its OSD is drained, purged and the device zapped (its drain); its data is gone once Ceph holds it on other OSDs (the OSD is kept if the disk is still declared on n4 under another path)`,
         `note: n1 logs in to ${lun(1)} instead of ${lun(0)}: refused while the VG on the current LUN holds volumes; nothing on either LUN is wiped`,
         `note: san names another LUN: ${lun(1)} (was ${lun(0)}); the VG command refuses a LUN other than the one it made VG zcloud-san on, and the VG and its data stay there`,
+        // n4's osd-up gate waits for one OSD fewer (the roll's gates: test/plan/ceph-roll.test.ts)
+        "note: its check changes: osd-up --host n4 --osds 2 --timeout 600 -> osd-up --host n4 --osds 1 --timeout 600; the gate runs again",
     ]);
-    // Every node command's change is told in those words: no raw "create changed".
+    // Every node command's and gate's change is told in those words: no raw "create changed".
     assert.doesNotMatch(r.stdout, /(create|delete|update)(, \w+)* changed/);
     assert.match(r.stdout, /^~  update +fast-n1-disks  fast prepare n1 \[\/dev\/disk\/by-id\/wwn-0x1\]$/m);
 });

@@ -8,7 +8,7 @@ import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scr
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
-    "usage: ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
+    "usage: ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> [--osds <n>] | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])\n";
 const fsid = ["--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90"];
 
 /** The gate standalone (it sources lib.sh and ceph-lib.sh); a ceph.conf that does not exist. */
@@ -55,9 +55,10 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
 /**
  * A stand-in `ceph` on PATH (the gate's decisions on given answers; the Ceph tier runs it on real
  * daemons): `fsid`, an osd tree with host n1 holding osd.0 and osd.1, and `osd ok-to-stop`
- * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated.
+ * answering from a list, one answer per call (`<exit>|<text>`), the last one repeated; `answers`:
+ * more commands (`<args>` -> stdout), taking precedence.
  */
-function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
+function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {}, answers: Record<string, string> = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
     fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
     fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
@@ -68,6 +69,7 @@ function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {
 while [ "\${1#--}" != "$1" ]; do shift 2; done
 echo "$*" >>"${dir}/calls"
 case "$*" in
+${Object.entries(answers).map(([k, v]) => `    "${k}") echo '${v}' ;;`).join("\n")}
     fsid) echo ${fsid[1]} ;;
     "osd tree --format json") echo '${tree}' ;;
     "fs dump --format json") echo '${JSON.stringify(fsDump)}' ;;
@@ -161,5 +163,106 @@ describe("ceph-gate.sh mon-quorum: the mon and every other mon of the monmap in 
         assert.equal(r.code, 3);
         assert.match(r.stderr, /mon\.b: refused: not in the quorum after 0s: quorum is \[a b\], not in it: \[c\] - health: /);
         c.cleanup();
+    });
+});
+
+describe("ceph-gate.sh roll-start: before the roll's first restart, every mon in the quorum, no OSD down but in, every PG active", () => {
+    const quorum = (q: string[], monmap: string[]) => ({ quorum_names: q, monmap: { mons: monmap.map((name) => ({ name })) } });
+    const tree = (down: number[] = [], out: number[] = []) =>
+        JSON.stringify({
+            nodes: [
+                { id: -2, name: "n1", type: "host", children: [1, 0] },
+                { id: -3, name: "n2", type: "host", children: [2] },
+                ...[0, 1, 2].map((id) => ({ id, name: `osd.${id}`, type: "osd", status: down.includes(id) ? "down" : "up", reweight: out.includes(id) ? 0 : 1 })),
+            ],
+        });
+    const pgs = (active: number, inactive = 0) =>
+        JSON.stringify({ pg_summary: { num_pgs: active + inactive, num_pg_by_state: [{ name: "active+clean", num: active }, ...(inactive ? [{ name: "peering", num: inactive }] : [])] } });
+    const dump = (flags: string) => `epoch 40\nfsid ${fsid[1]}\nflags ${flags}\n`;
+    const run = (answers: Record<string, string>, q = quorum(["a", "b", "c"], ["a", "b", "c"]), extra: string[] = []) => {
+        const c = standInCeph(["0|"], {}, q, { "osd dump": dump("sortbitwise,recovery_deletes"), "osd tree --format json": tree(), "pg stat --format json": pgs(97), ...answers });
+        return { c, result: gateWith(["roll-start", ...fsid, ...extra], c.env) };
+    };
+    const noout = " - noout stays set (a stopped OSD is not marked out, its data not copied elsewhere) until a pulumi up gets past this storage's noout-unset gate; by hand, once every OSD is up: ceph osd unset noout (in an admin pod)";
+
+    test("healthy: passes, saying what it checked", async () => {
+        const { c, result } = run({});
+        const r = await result;
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, `zcloud: cluster ${fsid[1]}: every mon in the quorum [a b c], no OSD down but in, every placement group active: the roll may start\n`);
+        c.cleanup();
+    });
+
+    test("a mon out of the quorum: refused at once naming it (restarting another would lose the quorum); nothing else asked", async () => {
+        const { c, result } = run({}, quorum(["a", "c"], ["a", "b", "c"]));
+        const r = await result;
+        assert.equal(r.code, 1);
+        assert.equal(
+            r.stderr,
+            `zcloud: cluster ${fsid[1]}: refused: mon b not in the quorum [a c]: restarting another mon now could lose the quorum - bring it back first (its pod's log, ceph health detail), then run pulumi up again; no daemon was restarted\n`,
+        );
+        assert.ok(!c.calls().some((l) => l.startsWith("pg stat") || l.startsWith("osd tree")), c.calls().join("; "));
+        c.cleanup();
+    });
+
+    test("an OSD down but in: refused at once naming it and its host; one down and out is no refusal", async () => {
+        const { c, result } = run({ "osd tree --format json": tree([1]) });
+        const r = await result;
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, new RegExp(`^zcloud: cluster ${fsid[1]}: refused: osd\\.1 \\(host n1\\) down but in: its placement groups miss a copy, so the OSD roll would stop at the next host's ok-to-stop - bring it back \\(or mark it out, ceph osd out <id>, and let the data recover\\) first, then run pulumi up again; no daemon was restarted\n$`));
+        c.cleanup();
+        const out = run({ "osd tree --format json": tree([2], [2]) });
+        assert.equal((await out.result).code, 0);
+        out.c.cleanup();
+    });
+
+    test("placement groups not active when the bound runs out: exit 3 with the count and the health detail", async () => {
+        const { c, result } = run({ "pg stat --format json": pgs(90, 7) }, undefined, ["--timeout", "0"]);
+        const r = await result;
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, new RegExp(`^zcloud: cluster ${fsid[1]}: refused: placement groups not active after 0s: 7 placement groups are not active - health: HEALTH_WARN`));
+        c.cleanup();
+    });
+
+    test("noout set (a roll that stopped midway): it passes saying so; a refusal says noout stays set and how to clear it", async () => {
+        const set = { "osd dump": dump("noout,sortbitwise,recovery_deletes") };
+        const passed = run(set);
+        const r = await passed.result;
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(
+            r.stdout.split("\n")[1],
+            `zcloud: cluster ${fsid[1]}: noout is set (a roll that stopped before its noout-unset gate?): this roll's noout-unset gate clears it when the OSDs roll; else, once every OSD is up: ceph osd unset noout`,
+        );
+        passed.c.cleanup();
+        const refused = run(set, quorum(["a", "c"], ["a", "b", "c"]));
+        const f = await refused.result;
+        assert.equal(f.code, 1);
+        assert.ok(f.stderr.endsWith(`no daemon was restarted${noout}\n`), f.stderr);
+        refused.c.cleanup();
+        // the OSD gates between noout set and unset say it as well
+        const host = standInCeph(["16|Error EBUSY: unsafe to stop osd(s) at this time (12 PGs are or would become offline)"], {}, {}, set);
+        const h = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], host.env);
+        assert.equal(h.code, 1);
+        assert.ok(h.stderr.endsWith(`- not restarted${noout}\n`), h.stderr);
+        host.cleanup();
+    });
+});
+
+describe("ceph-gate.sh osd-up --osds: a host's new OSDs count only once they are in the CRUSH map", () => {
+    test("host n1 holds 2 OSDs, 3 declared: waits, then exit 3 saying how many are there; never passes on the ones it has", async () => {
+        const c = standInCeph(["0|"], {}, {}, { "osd dump": "epoch 3\nflags sortbitwise\nosd.0 up   in  weight 1\nosd.1 up   in  weight 1", "pg stat --format json": JSON.stringify({ pg_summary: { num_pgs: 1, num_pg_by_state: [{ name: "active+clean", num: 1 }] } }) });
+        const r = await gateWith(["osd-up", "--host", "n1", "--osds", "3", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 3);
+        assert.match(r.stderr, /^zcloud: host n1 \(osd 0,1\): refused: not up with all placement groups active after 0s: host n1 holds 2 of its 3 OSDs in the CRUSH map - health: /);
+        const two = await gateWith(["osd-up", "--host", "n1", "--osds", "2", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(two.code, 0, two.stderr);
+        assert.equal(two.stdout, "zcloud: host n1: osd 0,1 up and in, all placement groups active\n");
+        c.cleanup();
+    });
+
+    test("--osds that is not a count: usage, exit 2", async () => {
+        const r = await gate(["osd-up", "--host", "n1", "--osds", "two", ...fsid]);
+        assert.equal(r.code, 2);
+        assert.equal(r.stderr, "usage: --osds must be a count\n");
     });
 });

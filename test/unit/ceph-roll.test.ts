@@ -3,17 +3,18 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { cephRollOrder, cephRollSteps, configHash, guardHash, renderGateArgs, rollHostOrder } from "../../components/cephfs/gates";
+import { cephRollOrder, cephRollSteps, configHash, daemonSelector, guardHash, renderGateArgs, rollHostOrder } from "../../components/cephfs/gates";
 
 const fsid = "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90";
 const hosts = { n3: ["/dev/sdb"], n1: ["/dev/sdb", "/dev/sdc"], n2: ["/dev/sdb"] };
 
 describe("cephRollSteps: one daemon (or one host's OSDs) at a time, a gate after each", () => {
-    test("three hosts: mons a b c, mgrs a b, noout, hosts n1 n2 n3 (sorted), noout off, mds a b", () => {
+    test("three hosts: roll-start, mons a b c, mgrs a b, noout, hosts n1 n2 n3 (sorted), noout off, mds a b", () => {
         const steps = cephRollSteps({ storage: "fs", fsid, hosts, timeoutSeconds: 300 });
         const show = steps.map((s) => (s.kind === "restart" ? `restart ${s.workloads.join(",")}` : `gate ${s.name}: ${s.args.join(" ")}`));
         const t = `--fsid ${fsid} --timeout 300`;
         assert.deepEqual(show, [
+            `gate fs-gate-roll-start: roll-start ${t}`,
             "restart ceph-fs-mon-a",
             `gate fs-gate-mon-a: mon-quorum --id a ${t}`,
             "restart ceph-fs-mon-b",
@@ -27,13 +28,13 @@ describe("cephRollSteps: one daemon (or one host's OSDs) at a time, a gate after
             `gate fs-gate-noout-set: noout set ${t}`,
             `gate fs-gate-n1-ok-to-stop: osd-ok-to-stop --host n1 ${t}`,
             "restart ceph-fs-osd-n1-sdb,ceph-fs-osd-n1-sdc",
-            `gate fs-gate-n1-osd-up: osd-up --host n1 ${t}`,
+            `gate fs-gate-n1-osd-up: osd-up --host n1 --osds 2 ${t}`,
             `gate fs-gate-n2-ok-to-stop: osd-ok-to-stop --host n2 ${t}`,
             "restart ceph-fs-osd-n2-sdb",
-            `gate fs-gate-n2-osd-up: osd-up --host n2 ${t}`,
+            `gate fs-gate-n2-osd-up: osd-up --host n2 --osds 1 ${t}`,
             `gate fs-gate-n3-ok-to-stop: osd-ok-to-stop --host n3 ${t}`,
             "restart ceph-fs-osd-n3-sdb",
-            `gate fs-gate-n3-osd-up: osd-up --host n3 ${t}`,
+            `gate fs-gate-n3-osd-up: osd-up --host n3 --osds 1 ${t}`,
             `gate fs-gate-noout-unset: noout unset ${t}`,
             `gate fs-gate-mds-a-handover: mds-handover --name a --fs fs ${t}`,
             "restart ceph-fs-mds-a",
@@ -55,11 +56,32 @@ describe("cephRollSteps: one daemon (or one host's OSDs) at a time, a gate after
         assert.deepEqual(guards["fs-gate-mds-b-handover"], ["ceph-fs-mds-b"]);
     });
 
+    test("roll-start comes first, is the only first gate, and guards every daemon workload (it runs before whichever restarts first)", () => {
+        const steps = cephRollOrder("fs", hosts);
+        assert.deepEqual(steps[0], {
+            kind: "gate",
+            name: "fs-gate-roll-start",
+            action: ["roll-start"],
+            first: true,
+            guards: ["ceph-fs-mon-a", "ceph-fs-mon-b", "ceph-fs-mon-c", "ceph-fs-mgr-a", "ceph-fs-mgr-b", "ceph-fs-osd-n1-sdb", "ceph-fs-osd-n1-sdc", "ceph-fs-osd-n2-sdb", "ceph-fs-osd-n3-sdb", "ceph-fs-mds-a", "ceph-fs-mds-b"],
+        });
+        assert.deepEqual(steps.filter((s) => s.kind === "gate" && s.first).length, 1);
+        const restarted = steps.flatMap((s) => (s.kind === "restart" ? s.workloads : []));
+        assert.deepEqual([...restarted].sort(), [...(steps[0] as { guards: string[] }).guards].sort());
+        const rendered = cephRollSteps({ storage: "fs", fsid, hosts, timeoutSeconds: 30 })[0];
+        assert.deepEqual(rendered.kind === "gate" && [rendered.first, rendered.args], [true, ["roll-start", "--fsid", fsid, "--timeout", "30"]]);
+        assert.equal(daemonSelector("fs"), "storage.zcloud.io/storage=fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr,ceph-osd,ceph-mds)");
+    });
+
     test("one host: one mon, one mgr", () => {
         const steps = cephRollOrder("fs", { n1: ["/dev/sdb"] }).filter((s) => s.kind === "restart");
         assert.deepEqual(
             steps.map((s) => s.workloads.join(",")),
             ["ceph-fs-mon-a", "ceph-fs-mgr-a", "ceph-fs-osd-n1-sdb", "ceph-fs-mds-a", "ceph-fs-mds-b"],
+        );
+        assert.deepEqual(
+            (cephRollOrder("fs", { n1: ["/dev/sdb"] })[0] as { guards: string[] }).guards,
+            steps.flatMap((s) => s.workloads),
         );
     });
 

@@ -18,10 +18,11 @@ function standInKubectl(): { dir: string; calls: () => string[] } {
     fs.writeFileSync(
         path.join(dir, "kubectl"),
         `#!/bin/sh
-echo "$*" >>"${dir}/calls"
+printf '%s\n' "$*" >>"${dir}/calls"
 case "$*" in
     *"get configmap"*) [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }; printf '%s' 'echo gate-ran "$@"' ;;
     *"get pods"*) printf '%b' "\${ZCLOUD_TEST_PODS:-}" ;;
+    *"get deployments"*) [ "\${ZCLOUD_TEST_DEPLOYMENTS:-}" != fail ] || { echo 'error: You must be logged in to the server (Unauthorized)' >&2; exit 1; }; printf '%b' "\${ZCLOUD_TEST_DEPLOYMENTS:-}" ;;
     *" exec "*) exit 0 ;;
 esac
 `,
@@ -79,5 +80,46 @@ describe("cephfs-gate.sh", () => {
         const exec = k.calls().find((c) => c.includes(" exec "));
         assert.equal(exec, `--context prod --namespace zcloud-storage exec admin-new -- sh -c echo gate-ran "$@" ceph-gate ${gateArgs.join(" ")}`);
         fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    describe("--daemons (the roll's first gate): passes without asking Ceph while no daemon of the storage runs", () => {
+        const selector = "storage.zcloud.io/storage=fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr,ceph-osd,ceph-mds)";
+        const first = [...base, "--context", "prod", "--daemons", selector, "--", "roll-start", "--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90", "--timeout", "0"];
+        const list = `--context prod --namespace zcloud-storage get deployments --selector ${selector} --output jsonpath={range .items[*]}{.metadata.name} {.status.availableReplicas}{"\\n"}{end}`;
+        const withDeployments = async (deployments: string) => {
+            const k = standInKubectl();
+            const r = await gate(first, { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1", ZCLOUD_TEST_PODS: "admin-0 \\n", ZCLOUD_TEST_DEPLOYMENTS: deployments });
+            const calls = k.calls();
+            fs.rmSync(k.dir, { recursive: true, force: true });
+            return { ...r, calls };
+        };
+
+        test("no daemon Deployment yet (the storage's creation): passes; no script set read, no pod looked for", async () => {
+            const r = await withDeployments("");
+            assert.equal(r.code, 0, r.stderr);
+            assert.equal(r.stdout, `zcloud: gate roll-start --fsid 0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90 --timeout 0: no daemon Deployment of the storage exists yet (${selector}): a new storage, no running daemon to disrupt; passed\n`);
+            assert.deepEqual(r.calls, [list]);
+        });
+
+        test("Deployments without an available pod (a creation that failed before any daemon ran): passes naming them", async () => {
+            const r = await withDeployments("ceph-fs-mon-a \\nceph-fs-mon-b 0\\n");
+            assert.equal(r.code, 0, r.stderr);
+            assert.match(r.stdout, /: no daemon Deployment of the storage has an available pod \(ceph-fs-mon-a ceph-fs-mon-b\): no running daemon to disrupt; passed\n$/);
+            assert.deepEqual(r.calls, [list]);
+        });
+
+        test("one daemon running: Ceph is asked (the gate runs in the admin pod)", async () => {
+            const r = await withDeployments("ceph-fs-mon-a 1\\nceph-fs-mon-b \\n");
+            assert.equal(r.code, 0, r.stderr);
+            assert.equal(r.calls[0], list);
+            assert.ok(r.calls.some((c) => c.includes(" exec admin-0 -- sh -c echo gate-ran \"$@\" ceph-gate roll-start ")), r.calls.join("\n"));
+        });
+
+        test("the Deployments cannot be listed: refused, never guessed", async () => {
+            const r = await withDeployments("fail");
+            assert.equal(r.code, 1);
+            assert.match(r.stderr, /refused: cannot list the storage's daemon Deployments \(storage\.zcloud\.io\/storage=fs,.*, see above\); no daemon was restarted after this gate\n$/);
+            assert.deepEqual(r.calls, [list]);
+        });
     });
 });

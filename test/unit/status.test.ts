@@ -3,8 +3,8 @@ import * as assert from "node:assert/strict";
 import { StackModel } from "../../components/config/model";
 import { cephNames } from "../../components/cephfs/cluster";
 import { NodeReport } from "../../tools/discover/inventory";
-import { CephHealth, ClusterFacts, ClusterPod, cephExecArgv, clusterFacts, parseCephOsds, parseCephStatus } from "../../tools/status/cluster";
-import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, problemLine } from "../../tools/status/evaluate";
+import { CephHealth, ClusterFacts, ClusterPod, cephExecArgv, clusterFacts, osdmapFlags, parseCephOsds, parseCephStatus } from "../../tools/status/cluster";
+import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, osdFlagAdvice, problemLine } from "../../tools/status/evaluate";
 import { renderStatus } from "../../tools/status/render";
 
 const model: StackModel = {
@@ -154,6 +154,24 @@ test("thin pool nearly full, Ceph not healthy and OSDs down", () => {
     ]);
 });
 
+test("noout and norebalance set (a roll that stopped midway): each a problem saying what to do", () => {
+    // ceph status -f json's health as Ceph 20.2.4 reports two flags (the Ceph tier asserts it on a real cluster)
+    const status = { health: { status: "HEALTH_WARN", checks: { OSDMAP_FLAGS: { severity: "HEALTH_WARN", summary: { message: "noout,norebalance flag(s) set", count: 2 }, muted: false } } }, osdmap: { num_osds: 1, num_up_osds: 1, num_in_osds: 1 }, pgmap: { bytes_used: 1, bytes_total: 2 } };
+    const health = parseCephStatus(JSON.stringify(status));
+    assert.deepEqual(health.flags, ["noout", "norebalance"]);
+    const f = facts({ ceph: new Map([["shared", health]]) });
+    assert.deepEqual(lines(f), [
+        "degraded: shared: ceph health: HEALTH_WARN",
+        "degraded: shared: OSD flag noout: set: a stopped OSD is never marked out, so its data is not copied elsewhere. A Ceph roll that stopped before its noout-unset gate leaves it set: fix what stopped it and run pulumi up again (the roll clears it), or, once every OSD is up, run `ceph osd unset noout` in an admin pod",
+        "degraded: shared: OSD flag norebalance: set: data is not moved between OSDs (no rebalancing after a change of OSDs); the program never sets it: once what it was set for is done, run `ceph osd unset norebalance` in an admin pod",
+    ]);
+    assert.equal(exitCodeOf(evaluateStatus(f)), 1);
+    assert.deepEqual(osdmapFlags("nodown flag(s) set"), ["nodown"]);
+    assert.deepEqual(osdmapFlags("1 osds down"), []);
+    assert.deepEqual(osdmapFlags(undefined), []);
+    assert.equal(osdFlagAdvice("nodown"), "set (a cluster-wide OSD flag the program never sets): once it is no longer wanted, run `ceph osd unset nodown` in an admin pod");
+});
+
 test("unreachable cluster or node: exit 2, every storage says so", () => {
     const f = facts({ cluster: { error: "The connection to the server 127.0.0.1:6443 was refused" }, ceph: new Map([["shared", { error: "cluster not reached" }]]) });
     f.nodes.set("node2", { error: "unreachable: ssh: connect to host 10.0.0.12 port 22: No route to host" });
@@ -183,7 +201,7 @@ test("kubectl JSON lists become facts; ceph status JSON of Ceph 16 and 19 layout
         pods: [{ name: "p", node: "n1", labels: {}, phase: "Pending", ready: false }],
     });
     const flat = { health: { status: "HEALTH_OK" }, osdmap: { num_osds: 3, num_up_osds: 3, num_in_osds: 2 }, pgmap: { bytes_used: 5, bytes_total: 50 } };
-    assert.deepEqual(parseCephStatus(JSON.stringify(flat)), { status: "HEALTH_OK", osds: 3, up: 3, in: 2, bytesUsed: 5, bytesTotal: 50 });
+    assert.deepEqual(parseCephStatus(JSON.stringify(flat)), { status: "HEALTH_OK", osds: 3, up: 3, in: 2, bytesUsed: 5, bytesTotal: 50, flags: [] });
     assert.deepEqual(parseCephStatus(JSON.stringify({ ...flat, osdmap: { osdmap: flat.osdmap } })).in, 2);
 });
 

@@ -4,6 +4,7 @@ import { PlannedResource } from "./model";
 import { phasesToldInDiskTerms } from "./diskNotes";
 import { changeNotes } from "./notes";
 import { coveredByScriptSets, updatedCommands } from "./scriptSets";
+import { gateChangeNote } from "./roll";
 
 const componentLabel = (r: PlannedResource) => `${r.name} (${r.type.split(":").pop()})`;
 
@@ -77,8 +78,9 @@ export function renderChanges(changes: Change[]): string {
         if (c.kind === "delete" && r.retainOnDelete) {
             kind = "delete (kept in cluster)";
         }
-        const notes = changeNotes(c);
-        const told = phasesToldInDiskTerms(c);
+        const gate = gateChangeNote(c);
+        const notes = [...changeNotes(c), ...(gate.note ? [gate.note] : [])];
+        const told = [...phasesToldInDiskTerms(c), ...gate.told];
         const fields = c.fields.filter((f) => !told.includes(f));
         const detail =
             c.kind === "replace"

@@ -18,6 +18,31 @@ export function isRollGate(r: PlannedResource): boolean {
     );
 }
 
+/**
+ * How an updated roll gate's command changed, in words: its check's arguments (`osd-up --host n4
+ * --osds 2` -> `... --osds 1`), or what runs it (its script set, the local script, the kubectl
+ * target). `told`: the fields the note tells (the diff then shows no raw "create changed").
+ */
+export function gateChangeNote(c: Change): { told: string[]; note?: string } {
+    if (c.kind !== "update" || !c.before || !isRollGate(c.resource) || !isRollGate(c.before)) {
+        return { told: [] };
+    }
+    const phases = c.fields.filter((f) => f === "create" || f === "update");
+    if (phases.length === 0) {
+        return { told: [] };
+    }
+    const check = (r: PlannedResource) => gateArgs(r).replace(/ --fsid \S+/, "");
+    const runner = (r: PlannedResource) => {
+        const run = String((r.inputs as { create?: unknown }).create ?? "");
+        return run.slice(0, run.lastIndexOf(" -- "));
+    };
+    const parts = [
+        ...(check(c.before) !== check(c.resource) ? [`its check changes: ${check(c.before)} -> ${check(c.resource)}`] : []),
+        ...(runner(c.before) !== runner(c.resource) ? ["its script set or kubectl target changes"] : []),
+    ];
+    return { told: phases, note: `${parts.join("; ")}; the gate runs again` };
+}
+
 /** ceph-gate.sh's arguments a gate renders (its command after `--`). */
 export function gateArgs(r: PlannedResource): string {
     const run = String((r.inputs as { create?: unknown }).create ?? "");
@@ -89,6 +114,6 @@ export function rollAdvisories(resources: PlannedResource[]): string[] {
     );
     return [...untargeted].map(
         (s) =>
-            `cephfs storage ${s}: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate refuses and the daemon roll stops after mon a. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").`,
+            `cephfs storage ${s}: neither kubernetes:context nor kubernetes:kubeconfig is set, so its health gates (and drains) cannot tell which cluster to ask: at pulumi up the first gate (roll-start) refuses and no daemon starts or restarts. Set one of them (docs/cephfs.md "Rolling restarts behind health gates").`,
     );
 }

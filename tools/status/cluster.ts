@@ -116,12 +116,20 @@ export interface CephHealth {
     in: number;
     bytesUsed: number;
     bytesTotal: number;
+    /** The cluster-wide OSD flags Ceph warns of (health check OSDMAP_FLAGS), e.g. ["noout"]. */
+    flags?: string[];
 }
 
-/** Pure: tolerant of the field layouts of Ceph 16 to 19 (osdmap nested or flat). */
+/** The flags of Ceph's OSDMAP_FLAGS health check summary (`noout,norebalance flag(s) set`). */
+export function osdmapFlags(summary: string | undefined): string[] {
+    const m = /^([a-z_,-]+) flag\(s\) set$/.exec(summary ?? "");
+    return m ? m[1].split(",").filter(Boolean) : [];
+}
+
+/** Pure: tolerant of the field layouts of Ceph 16 to 20 (osdmap nested or flat). */
 export function parseCephStatus(json: string): CephHealth {
     const s = JSON.parse(json) as {
-        health?: { status?: string };
+        health?: { status?: string; checks?: Record<string, { summary?: { message?: string } }> };
         osdmap?: { num_osds?: number; num_up_osds?: number; num_in_osds?: number; osdmap?: { num_osds?: number; num_up_osds?: number; num_in_osds?: number } };
         pgmap?: { bytes_used?: number; bytes_total?: number };
     };
@@ -133,6 +141,7 @@ export function parseCephStatus(json: string): CephHealth {
         in: osdmap.num_in_osds ?? 0,
         bytesUsed: s.pgmap?.bytes_used ?? 0,
         bytesTotal: s.pgmap?.bytes_total ?? 0,
+        flags: osdmapFlags(s.health?.checks?.OSDMAP_FLAGS?.summary?.message),
     };
 }
 

@@ -238,7 +238,24 @@ function cephProblems(health: CephHealth | { error: string } | undefined, declar
     if (health.up < declaredOsds || health.in < declaredOsds) {
         problems.push({ kind: "degraded", node: null, object: "OSDs", message: `${health.up} up and ${health.in} in of ${declaredOsds} declared devices` });
     }
+    problems.push(...(health.flags ?? []).map((f): Problem => ({ kind: "degraded", node: null, object: `OSD flag ${f}`, message: osdFlagAdvice(f) })));
     return problems;
+}
+
+/**
+ * What a set cluster-wide OSD flag means and what to do. The roll sets noout around the OSD
+ * restarts (docs/cephfs.md "Rolling restarts behind health gates"); a roll that stopped before its
+ * noout-unset gate leaves it set. The program never sets the others.
+ */
+export function osdFlagAdvice(flag: string): string {
+    switch (flag) {
+        case "noout":
+            return "set: a stopped OSD is never marked out, so its data is not copied elsewhere. A Ceph roll that stopped before its noout-unset gate leaves it set: fix what stopped it and run pulumi up again (the roll clears it), or, once every OSD is up, run `ceph osd unset noout` in an admin pod";
+        case "norebalance":
+            return "set: data is not moved between OSDs (no rebalancing after a change of OSDs); the program never sets it: once what it was set for is done, run `ceph osd unset norebalance` in an admin pod";
+        default:
+            return `set (a cluster-wide OSD flag the program never sets): once it is no longer wanted, run \`ceph osd unset ${flag}\` in an admin pod`;
+    }
 }
 
 /**

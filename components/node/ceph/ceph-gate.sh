@@ -6,6 +6,12 @@
 # --timeout <s> (default 600). On timeout the message names the daemon and carries
 # `ceph health detail`.
 #
+# ceph-gate.sh roll-start
+#   Before the roll's first restart (its gate guards every daemon, so it runs before whichever
+#   daemon a change restarts first). Refuses at once, naming them, while a mon of the monmap is
+#   outside the quorum (restarting another mon would lose the quorum) or an OSD is down but in
+#   (its placement groups miss a copy: the OSD roll would stop at the next host's ok-to-stop);
+#   waits, bounded, until every placement group is active. Says so when noout is set.
 # ceph-gate.sh mon-quorum --id <mon>
 #   Waits until mon.<id> and every other mon of the monmap are in the quorum (quorum_status).
 # ceph-gate.sh mgr-available --id <mgr>
@@ -15,8 +21,9 @@
 #   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
 #   While Ceph answers EAGAIN (no placement group stats yet, e.g. right after a manager
 #   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
-# ceph-gate.sh osd-up --host <crush host>
-#   Waits until every OSD of that CRUSH host is up and in and every placement group is active
+# ceph-gate.sh osd-up --host <crush host> [--osds <n>]
+#   Waits until the CRUSH host holds <n> OSDs (its OSD workloads: a new one is in the map only
+#   once its prepare made it), every OSD of it is up and in and every placement group is active
 #   and neither undersized nor degraded (the restarted OSDs back in every acting set, so the
 #   next host's ok-to-stop counts them). While fewer hosts have up OSDs than some pool's
 #   min_size (size), as when a new cluster forms, its placement groups cannot be active (whole)
@@ -31,7 +38,8 @@
 #   Waits until <fs> has an active MDS (an fs that does not exist yet: nothing to wait for);
 #   with --name, also until mds.<name> is back in the fs map (active or standby), so the next
 #   handover finds it as a standby.
-# Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
+# A refusal or timeout while the cluster's noout flag is set says that it stays set and how to
+# clear it. Output: one line per decision. Exit: 0 done, 1 refused or failed, 2 usage, 3 bound ran out.
 set -eu
 
 # Shipped as `sh -c '<lib.sh + ceph-lib.sh + this>' <name> <args>`; standalone it sources them.
@@ -40,26 +48,40 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-gt_usage="ceph-gate.sh mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
+gt_usage="ceph-gate.sh roll-start | mon-quorum|mgr-available --id <daemon> | osd-ok-to-stop|osd-up --host <host> [--osds <n>] | noout set|unset | mds-handover --name <mds> --fs <fs> | fs-active --fs <fs> [--name <mds>] (each with --fsid <fsid> [--timeout <s>])"
+
+# gt_noout_note: what a refusal adds while the cluster's noout flag is set (a roll stopped between
+# its `noout set` and `noout unset` gates): that it stays set, and how to clear it.
+gt_noout_note() {
+    gt_nn_flags=$(zcc_ceph osd dump 2>/dev/null | awk '$1 == "flags" { print $2; exit }') || return 0
+    case ",$gt_nn_flags," in
+        *,noout,*) printf '%s' " - noout stays set (a stopped OSD is not marked out, its data not copied elsewhere) until a pulumi up gets past this storage's noout-unset gate; by hand, once every OSD is up: ceph osd unset noout (in an admin pod)" ;;
+    esac
+}
 
 # gt_timeout SUBJECT WHAT: the bound ran out; names the daemon, the last answer and the cluster's
-# health detail, exits 3.
+# health detail (and a set noout), exits 3.
 gt_timeout() {
     gt_to_health=$(zcc_ceph health detail 2>/dev/null | head -n 40 | tr '\n' ' ') || true
-    zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ') - health: ${gt_to_health:-unknown}"
+    zc_refuse "$1" "$2 after ${gt_limit}s: $(printf '%s' "$zcc_wait_out" | tr '\n' ' ') - health: ${gt_to_health:-unknown}$(gt_noout_note)"
     exit "$ZCC_EXIT_TIMEOUT"
 }
 
-# gt_in_quorum ID: true when mon.ID and every other mon of the monmap are in the quorum (the
-# next mon may then restart without losing it); prints the quorum and the monmap when not.
-gt_in_quorum() {
-    gt_q=$(zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
+# gt_quorum: "<mons in the quorum>|<mons of the monmap outside it>", names space-separated.
+gt_quorum() {
+    zcc_ceph quorum_status --format json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 q = d.get("quorum_names", [])
 m = [x["name"] for x in d.get("monmap", {}).get("mons", [])]
 print(" ".join(q) + "|" + " ".join(n for n in m if n not in q))
-') || { echo "no quorum_status answer"; return 1; }
+'
+}
+
+# gt_in_quorum ID: true when mon.ID and every other mon of the monmap are in the quorum (the
+# next mon may then restart without losing it); prints the quorum and the monmap when not.
+gt_in_quorum() {
+    gt_q=$(gt_quorum) || { echo "no quorum_status answer"; return 1; }
     gt_q_in=${gt_q%|*}
     gt_q_out=${gt_q#*|}
     case " $gt_q_in " in
@@ -122,7 +144,7 @@ gt_ok_to_stop() {
         esac
         # Ceph's reason, without the client's own log lines (timestamped)
         gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
-        zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted"
+        zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted$(gt_noout_note)"
     done
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
 }
@@ -136,16 +158,7 @@ gt_osds_up() {
         gt_u_state=$(awk -v o="osd.$gt_u_id" '$1 == o { print $2, $3; exit }' "$zcc_tmp/dump")
         [ "$gt_u_state" = "up in" ] || { echo "osd.$gt_u_id is ${gt_u_state:-absent}"; return 1; }
     done
-    gt_u_pgs=$(zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-d = d.get("pg_summary", d)
-total = d.get("num_pgs", 0)
-states = [(s["name"].split("+"), s["num"]) for s in d.get("num_pg_by_state", [])]
-active = sum(n for st, n in states if "active" in st)
-partial = sum(n for st, n in states if "active" in st and ("undersized" in st or "degraded" in st))
-print(total - active, partial)
-') || gt_u_pgs="unknown unknown"
+    gt_u_pgs=$(gt_pg_counts) || gt_u_pgs="unknown unknown"
     gt_u_inactive=${gt_u_pgs% *}
     gt_u_partial=${gt_u_pgs#* }
     [ "$gt_u_inactive" = 0 ] && [ "$gt_u_partial" = 0 ] && return 0
@@ -184,11 +197,78 @@ print("%d host(s) with up OSDs, pools need %d (%s)" % (hosts, need, sys.argv[3])
 ' "$zcc_tmp/tree" "$zcc_tmp/dumpj" "$1"
 }
 
-gt_osd_up() {
-    gt_ou_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
-    if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_osds_up "$gt_ou_ids"; then
-        gt_timeout "host $1 (osd $(echo "$gt_ou_ids" | sed 's/ /,/g'))" "not up with all placement groups active"
+# gt_pg_counts: "<not active> <active but undersized or degraded>" placement group counts.
+gt_pg_counts() {
+    zcc_ceph pg stat --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d = d.get("pg_summary", d)
+total = d.get("num_pgs", 0)
+states = [(s["name"].split("+"), s["num"]) for s in d.get("num_pg_by_state", [])]
+active = sum(n for st, n in states if "active" in st)
+partial = sum(n for st, n in states if "active" in st and ("undersized" in st or "degraded" in st))
+print(total - active, partial)
+'
+}
+
+# gt_pgs_active: true when every placement group is active; prints how many are not when not.
+gt_pgs_active() {
+    gt_pa=$(gt_pg_counts) || { echo "no pg stat answer"; return 1; }
+    [ "${gt_pa% *}" != 0 ] || return 0
+    echo "${gt_pa% *} placement groups are not active"
+    return 1
+}
+
+# gt_osds_down_in: the OSDs that are down but in, as "osd.<id> (host <h>)", comma-separated.
+gt_osds_down_in() {
+    zcc_ceph osd tree --format json 2>/dev/null | python3 -c '
+import json, sys
+nodes = json.load(sys.stdin)["nodes"]
+host = {c: n["name"] for n in nodes if n["type"] == "host" for c in n.get("children", [])}
+bad = [n for n in nodes if n["id"] >= 0 and n.get("status") != "up" and n.get("reweight", 0) > 0]
+print(", ".join("osd.%d (host %s)" % (n["id"], host.get(n["id"], "none")) for n in sorted(bad, key=lambda n: n["id"])))
+'
+}
+
+# gt_roll_start: refuses unless every mon is in the quorum and no OSD is down but in; waits,
+# bounded, for every placement group to be active.
+gt_roll_start() {
+    gt_rs_c="cluster $gt_fsid_want"
+    gt_rs_q=$(gt_quorum) || zc_fail "$gt_rs_c" "cannot read the quorum status"
+    gt_rs_out=${gt_rs_q#*|}
+    if [ -n "$gt_rs_out" ]; then
+        zc_die "$gt_rs_c" "mon $(echo "$gt_rs_out" | sed 's/ /, /g') not in the quorum [${gt_rs_q%|*}]: restarting another mon now could lose the quorum - bring it back first (its pod's log, ceph health detail), then run pulumi up again; no daemon was restarted$(gt_noout_note)"
     fi
+    gt_rs_down=$(gt_osds_down_in) || zc_fail "$gt_rs_c" "cannot read the osd tree"
+    if [ -n "$gt_rs_down" ]; then
+        zc_die "$gt_rs_c" "$gt_rs_down down but in: its placement groups miss a copy, so the OSD roll would stop at the next host's ok-to-stop - bring it back (or mark it out, ceph osd out <id>, and let the data recover) first, then run pulumi up again; no daemon was restarted$(gt_noout_note)"
+    fi
+    if ! zcc_wait "$gt_rs_c" "$gt_limit" "every placement group active" gt_pgs_active; then
+        gt_timeout "$gt_rs_c" "placement groups not active"
+    fi
+    zc_log "$gt_rs_c" "every mon in the quorum [${gt_rs_q%|*}], no OSD down but in, every placement group active: the roll may start"
+    if [ -n "$(gt_noout_note)" ]; then
+        zc_log "$gt_rs_c" "noout is set (a roll that stopped before its noout-unset gate?): this roll's noout-unset gate clears it when the OSDs roll; else, once every OSD is up: ceph osd unset noout"
+    fi
+}
+
+# gt_host_up HOST N: true when CRUSH host HOST holds at least N OSDs and gt_osds_up holds for
+# them; prints what is missing when not.
+gt_host_up() {
+    gt_hu_ids=$(gt_host_osds "$1") || { echo "cannot read the osd tree"; return 1; }
+    gt_hu_n=$(echo "$gt_hu_ids" | wc -w)
+    if [ "$gt_hu_n" -lt "$2" ]; then
+        echo "host $1 holds $gt_hu_n of its $2 OSDs in the CRUSH map"
+        return 1
+    fi
+    gt_osds_up "$gt_hu_ids"
+}
+
+gt_osd_up() {
+    if ! zcc_wait "host $1" "$gt_limit" "its OSDs up and in and all placement groups active" gt_host_up "$1" "$2"; then
+        gt_timeout "host $1 (osd $(gt_host_osds "$1" 2>/dev/null | sed 's/ /,/g'))" "not up with all placement groups active"
+    fi
+    gt_ou_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
     if [ -n "$zcc_wait_out" ]; then
         zc_log "host $1" "osd $(echo "$gt_ou_ids" | sed 's/ /,/g') up and in; $zcc_wait_out"
     else
@@ -259,23 +339,25 @@ gt_mds_handover() {
 }
 
 gt_action=${1:-}
-case $gt_action in mon-quorum | mgr-available | osd-ok-to-stop | osd-up | noout | mds-handover | fs-active) shift ;; *) zcc_usage "$gt_usage" ;; esac
+case $gt_action in roll-start | mon-quorum | mgr-available | osd-ok-to-stop | osd-up | noout | mds-handover | fs-active) shift ;; *) zcc_usage "$gt_usage" ;; esac
 gt_flag=
 if [ "$gt_action" = noout ]; then
     case ${1:-} in set | unset) gt_flag=$1; shift ;; *) zcc_usage "$gt_usage" ;; esac
 fi
-gt_fsid_want='' gt_id='' gt_host='' gt_fs='' gt_limit=600
+gt_fsid_want='' gt_id='' gt_host='' gt_fs='' gt_limit=600 gt_osds=0
 while [ $# -gt 0 ]; do
     case $1 in
         --fsid) zcc_need_value "$1" "${2:-}"; gt_fsid_want=$2; shift 2 ;;
         --id | --name) zcc_need_value "$1" "${2:-}"; gt_id=$2; shift 2 ;;
         --host) zcc_need_value "$1" "${2:-}"; gt_host=$2; shift 2 ;;
         --fs) zcc_need_value "$1" "${2:-}"; gt_fs=$2; shift 2 ;;
+        --osds) zcc_need_value "$1" "${2:-}"; gt_osds=$2; shift 2 ;;
         --timeout) zcc_need_value "$1" "${2:-}"; gt_limit=$2; shift 2 ;;
         *) zcc_usage "$gt_usage" ;;
     esac
 done
 case $gt_limit in '' | *[!0-9]*) zcc_usage "--timeout must be seconds" ;; esac
+case $gt_osds in '' | *[!0-9]*) zcc_usage "--osds must be a count" ;; esac
 case $gt_action in
     mon-quorum | mgr-available) [ -n "$gt_id" ] || zcc_usage "$gt_usage" ;;
     osd-ok-to-stop | osd-up) [ -n "$gt_host" ] || zcc_usage "$gt_usage" ;;
@@ -287,6 +369,7 @@ zcc_require_cluster "$gt_fsid_want"
 zcc_private_dir
 
 case $gt_action in
+    roll-start) gt_roll_start ;;
     mon-quorum)
         if ! zcc_wait "mon.$gt_id" "$gt_limit" "it to be in the quorum" gt_in_quorum "$gt_id"; then
             gt_timeout "mon.$gt_id" "not in the quorum"
@@ -300,7 +383,7 @@ case $gt_action in
         zc_log "mgr.$gt_id" "available"
         ;;
     osd-ok-to-stop) gt_ok_to_stop "$gt_host" ;;
-    osd-up) gt_osd_up "$gt_host" ;;
+    osd-up) gt_osd_up "$gt_host" "$gt_osds" ;;
     noout)
         zcc_ceph osd "$gt_flag" noout >/dev/null 2>&1 || zc_fail "cluster $gt_fsid_want" "ceph osd $gt_flag noout"
         zc_log "cluster $gt_fsid_want" "noout ${gt_flag}"
