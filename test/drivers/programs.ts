@@ -49,7 +49,7 @@ export function lookupProgram(image: string, executable: string | undefined): Pr
         throw new Error(`${image} has no program ${executable ?? "(no command)"}`);
     }
     if (image === images.nfsPlugin) {
-        return { unavailable: notOnProxy("github.com/kubernetes-csi/csi-driver-nfs") };
+        return { unavailable: `${notOnProxy("github.com/kubernetes-csi/csi-driver-nfs")}; the drivers-prebuilt tier runs a binary handed in by ZCLOUD_NFSPLUGIN_BIN` };
     }
     if (image === images.cephCsi) {
         return { unavailable: notOnProxy("github.com/ceph/ceph-csi") };

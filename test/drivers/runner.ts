@@ -110,8 +110,22 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Rewrites a path (or a path below it) that starts an arg, follows `=` or `unix://`, or is a config value. */
 export function rewritePath(text: string, from: string, to: string): string {
-    const re = new RegExp(`(^|=|unix://|[\\s"':])${escapeRe(from)}(?=/|$|[\\s"'])`, "gm");
-    return text.replace(re, (_m, lead: string) => `${lead}${to}`);
+    return rewritePaths(text, [[from, to]]);
+}
+
+/**
+ * rewritePath for several mounts in one pass: each path is rewritten once, by the longest mount
+ * path it is under, so a rewritten path is never rewritten again (a container root below /tmp and
+ * a mount at /tmp: /csi/csi.sock becomes <root>/csi/csi.sock, not <root>/tmp<root>/csi/csi.sock).
+ */
+export function rewritePaths(text: string, remaps: ReadonlyArray<readonly [string, string]>): string {
+    if (remaps.length === 0) {
+        return text;
+    }
+    const to = new Map(remaps.map(([from, target]) => [from, target]));
+    const froms = [...to.keys()].sort((a, b) => b.length - a.length).map(escapeRe);
+    const re = new RegExp(`(^|=|unix://|[\\s"':])(${froms.join("|")})(?=/|$|[\\s"'])`, "gm");
+    return text.replace(re, (_m, lead: string, from: string) => `${lead}${to.get(from)}`);
 }
 
 function configMapData(run: PlanRun, name: string): Record<string, string> {
@@ -160,9 +174,8 @@ export function prepareContainer(run: PlanRun, workload: PlannedResource, contai
         }
     }
 
-    // Longest mount path first, so /var/lib/kubelet/pods wins over /var/lib/kubelet.
-    remaps.sort((a, b) => b[0].length - a[0].length);
-    const rewrite = (text: string) => remaps.reduce((t, [from, to]) => rewritePath(t, from, to), text);
+    // One pass, the longest mount path first: /var/lib/kubelet/pods wins over /var/lib/kubelet.
+    const rewrite = (text: string) => rewritePaths(text, remaps);
     const notes: string[] = [];
     for (const [file, text] of files) {
         const rewritten = rewrite(text);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { expandVars, rewritePath } from "../drivers/runner";
+import { expandVars, rewritePath, rewritePaths } from "../drivers/runner";
 
 describe("drivers runner: rendered args as the kubelet and a local root see them", () => {
     test("$(VAR) expands from the container's env; $$ escapes; unknown names stay", () => {
@@ -23,5 +23,18 @@ describe("drivers runner: rendered args as the kubelet and a local root see them
     test("a path that only shares a prefix, or sits inside another path, is left alone", () => {
         assert.equal(rewritePath("--x=/csiother/a", "/csi", "/tmp/r/csi"), "--x=/csiother/a");
         assert.equal(rewritePath("--x=/var/csi/a", "/csi", "/tmp/r/csi"), "--x=/var/csi/a");
+    });
+
+    test("several mounts are rewritten in one pass: a root below a mounted /tmp is not rewritten again", () => {
+        const remaps: Array<[string, string]> = [
+            ["/csi", "/tmp/r/csi"],
+            ["/tmp", "/tmp/r/tmp"],
+            ["/var/lib/kubelet", "/tmp/r/var/lib/kubelet"],
+            ["/var/lib/kubelet/pods", "/tmp/r/pods"],
+        ];
+        assert.equal(rewritePaths("--endpoint=unix:///csi/csi.sock", remaps), "--endpoint=unix:///tmp/r/csi/csi.sock");
+        assert.equal(rewritePaths("--working-mount-dir=/tmp", remaps), "--working-mount-dir=/tmp/r/tmp");
+        assert.equal(rewritePaths("--a=/var/lib/kubelet/pods/x --b=/var/lib/kubelet/plugins", remaps), "--a=/tmp/r/pods/x --b=/tmp/r/var/lib/kubelet/plugins");
+        assert.equal(rewritePaths("--x=/tmpfoo", remaps), "--x=/tmpfoo");
     });
 });

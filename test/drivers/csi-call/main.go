@@ -9,6 +9,11 @@
 // -secrets FILE: key=value lines sent as the call's secrets (create, delete, stage, publish,
 // controller-expand, node-expand), as the sidecars and the kubelet send a StorageClass's Secrets;
 // from a file, never from argv.
+//
+// -mount-flag OPT (repeatable) and -access-mode MODE shape the volume capability of create,
+// stage, publish and the expansions as the provisioner (a StorageClass's mountOptions) and the
+// kubelet (a PV's mountOptions, the claim's access mode) send it; MODE is the CSI name, e.g.
+// MULTI_NODE_MULTI_WRITER for ReadWriteMany (default SINGLE_NODE_WRITER).
 package main
 
 import (
@@ -39,10 +44,17 @@ func (p params) Set(kv string) error {
 	return nil
 }
 
+type flags []string
+
+func (f *flags) String() string     { return strings.Join(*f, ",") }
+func (f *flags) Set(v string) error { *f = append(*f, v); return nil }
+
 type args struct {
 	volume, name, snapshot, staging, target, fsType string
 	size                                            int64
 	parameters, context, secrets                    params
+	mountFlags                                      flags
+	accessMode                                      csi.VolumeCapability_AccessMode_Mode
 }
 
 // readSecrets: a file of key=value lines (blank lines ignored); a line without "=" is refused.
@@ -68,12 +80,12 @@ func readSecrets(file string) (params, error) {
 	return p, sc.Err()
 }
 
-// A mounted, single-node-writer volume of the given filesystem: what a PVC with
-// volumeMode Filesystem and ReadWriteOnce asks for.
-func capability(fsType string) *csi.VolumeCapability {
+// A mounted volume of the given filesystem, mount flags and access mode: what a PVC with
+// volumeMode Filesystem asks for (ReadWriteOnce: SINGLE_NODE_WRITER, the default).
+func capability(a args) *csi.VolumeCapability {
 	return &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: fsType}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: a.fsType, MountFlags: a.mountFlags}},
+		AccessMode: &csi.VolumeCapability_AccessMode{Mode: a.accessMode},
 	}
 }
 
@@ -89,7 +101,7 @@ func call(ctx context.Context, conn *grpc.ClientConn, name string, a args) (prot
 		req := &csi.CreateVolumeRequest{
 			Name:               a.name,
 			CapacityRange:      &csi.CapacityRange{RequiredBytes: a.size},
-			VolumeCapabilities: []*csi.VolumeCapability{capability(a.fsType)},
+			VolumeCapabilities: []*csi.VolumeCapability{capability(a)},
 			Parameters:         a.parameters,
 			Secrets:            a.secrets,
 		}
@@ -100,17 +112,17 @@ func call(ctx context.Context, conn *grpc.ClientConn, name string, a args) (prot
 	case "delete":
 		return controller.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: a.volume, Secrets: a.secrets})
 	case "stage":
-		return node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, VolumeCapability: capability(a.fsType), VolumeContext: a.context, Secrets: a.secrets})
+		return node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, VolumeCapability: capability(a), VolumeContext: a.context, Secrets: a.secrets})
 	case "unstage":
 		return node.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging})
 	case "publish":
-		return node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, TargetPath: a.target, VolumeCapability: capability(a.fsType), VolumeContext: a.context, Secrets: a.secrets})
+		return node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: a.volume, StagingTargetPath: a.staging, TargetPath: a.target, VolumeCapability: capability(a), VolumeContext: a.context, Secrets: a.secrets})
 	case "unpublish":
 		return node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: a.volume, TargetPath: a.target})
 	case "controller-expand":
-		return controller.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: a.volume, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType), Secrets: a.secrets})
+		return controller.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: a.volume, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a), Secrets: a.secrets})
 	case "node-expand":
-		return node.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: a.volume, VolumePath: a.target, StagingTargetPath: a.staging, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a.fsType), Secrets: a.secrets})
+		return node.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: a.volume, VolumePath: a.target, StagingTargetPath: a.staging, CapacityRange: &csi.CapacityRange{RequiredBytes: a.size}, VolumeCapability: capability(a), Secrets: a.secrets})
 	case "snapshot":
 		return controller.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{SourceVolumeId: a.volume, Name: a.name, Parameters: a.parameters})
 	case "delete-snapshot":
@@ -133,6 +145,8 @@ func main() {
 	flag.Var(a.parameters, "param", "key=value parameter of create or snapshot (repeatable)")
 	flag.Var(a.context, "context", "key=value volume context for stage and publish (repeatable)")
 	secretsFile := flag.String("secrets", "", "file of key=value lines sent as the call's secrets")
+	flag.Var(&a.mountFlags, "mount-flag", "mount option of the volume capability (repeatable)")
+	accessMode := flag.String("access-mode", "SINGLE_NODE_WRITER", "access mode of the volume capability, by its CSI name")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: csi-call -endpoint unix:///path.sock [flags] <call>")
 		flag.PrintDefaults()
@@ -142,6 +156,12 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	mode, ok := csi.VolumeCapability_AccessMode_Mode_value[*accessMode]
+	if !ok || mode == 0 {
+		fmt.Fprintf(os.Stderr, "csi-call: -access-mode %q is no CSI access mode\n", *accessMode)
+		os.Exit(2)
+	}
+	a.accessMode = csi.VolumeCapability_AccessMode_Mode(mode)
 	if *secretsFile != "" {
 		s, err := readSecrets(*secretsFile)
 		if err != nil {
