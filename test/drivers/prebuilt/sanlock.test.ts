@@ -94,15 +94,28 @@ function planned(run: PlanRun, name: string): { create: string; resource: Planne
     return { create: String((r.inputs as Record<string, unknown>).create), resource: r };
 }
 
-/** Each spec's name, state and run time from csi-sanity's ginkgo JSON report. */
-function sanityRunTimes(json: string): { name: string; state: string; seconds: number }[] {
-    const suites = JSON.parse(json) as { SpecReports?: { ContainerHierarchyTexts?: string[]; LeafNodeText?: string; State: string; RunTime: number }[] }[];
+/** Each spec's name, state, run time and failure message from csi-sanity's ginkgo JSON report. */
+function sanitySpecs(json: string): { name: string; state: string; seconds: number; failure: string }[] {
+    type Spec = { ContainerHierarchyTexts?: string[]; LeafNodeText?: string; State: string; RunTime: number; Failure?: { Message?: string } };
+    const suites = JSON.parse(json) as { SpecReports?: Spec[] }[];
     return suites.flatMap((suite) =>
         (suite.SpecReports ?? [])
             .filter((s) => s.LeafNodeText)
-            .map((s) => ({ name: [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].join(" "), state: s.State, seconds: s.RunTime / 1e9 })),
+            .map((s) => ({ name: [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].join(" "), state: s.State, seconds: s.RunTime / 1e9, failure: s.Failure?.Message ?? "" })),
     );
 }
+
+/**
+ * csi-sanity v5.6.0 specs that v0.4.6 fails on its own answers (seen 2026-11-27), with the message
+ * each still fails with: the driver answers a wrong code, nothing of ours is involved. Any other
+ * failure fails the test.
+ */
+const knownSanityFailures: Record<string, RegExp> = {
+    // InvalidArgument for an id it cannot parse, where csi-sanity wants NotFound.
+    "Node Service NodeGetVolumeStats should fail when volume is not found": /^unexpected error: invalid volume id: invalid volume id "fake-vol-id-[^"]*"\s+Expected\s+<codes.Code>: 3\s+to equal\s+<codes.Code>: 5/,
+    // Internal for a path that is not there, where csi-sanity wants NotFound.
+    "Node Service NodeGetVolumeStats should fail when volume does not exist on the specified path": /^unexpected error: failed to stat volume "csl-v-[^"]+": no such file or directory\s+Expected\s+<codes.Code>: 13\s+to equal\s+<codes.Code>: 5/,
+};
 
 async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
     const deadline = Date.now() + ms;
@@ -233,7 +246,7 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         assert.notEqual((await g.run(lvm(`lvs ${probe}`))).code, 0, `${probe} is gone`);
     });
 
-    test("csi-sanity's full suite passes against the first initiator's socket (node and controller alike)", async () => {
+    test("csi-sanity's full suite against the first initiator's socket: every spec passes but the driver's two known wrong codes", async () => {
         const g = guest(0);
         const { socket, logs } = servedOn(0);
         const work = path.join(dir, "sanity");
@@ -262,8 +275,8 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         const out = `${r.stdout}${r.stderr}`;
         // ginkgo writes its report at the end, a timed-out suite's too; none if the run was killed.
         const reportText = (await g.run(`cat ${report}`)).stdout;
-        const specs = reportText ? sanityRunTimes(reportText) : [];
-        const ranSpecs = specs.filter((s) => s.state !== "skipped");
+        const specs = reportText ? sanitySpecs(reportText) : [];
+        const ranSpecs = specs.filter((s) => s.state !== "skipped" && s.state !== "pending");
         process.stderr.write(
             `[sanlock] csi-sanity per spec: ${ranSpecs.length} ran, ${(ranSpecs.reduce((a, s) => a + s.seconds, 0) / 60).toFixed(1)} min in all; slowest:\n` +
                 ranSpecs
@@ -277,10 +290,18 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         assert.ok(m, `no csi-sanity summary in:\n${out.slice(-5000)}`);
         const [ran, total, passed, failed, pending, skipped] = m.slice(1).map(Number);
         process.stderr.write(`[sanlock] csi-sanity: ${ran} of ${total} specs ran: ${passed} passed, ${failed} failed, ${pending} pending, ${skipped} skipped\n`);
-        assert.equal(r.code, 0, `csi-sanity failed:\n${out.slice(-20000)}\n${(await g.run(`tail -n 60 ${logs.join(" ")}`)).stdout}`);
-        assert.equal(failed, 0);
-        assert.equal(passed, ran);
         assert.equal(ran + skipped + pending, total);
+        assert.equal(ranSpecs.length, ran, "the JSON report lists every spec that ran");
+        const failures = ranSpecs.filter((s) => s.state !== "passed");
+        const unknown = failures.filter((f) => !knownSanityFailures[f.name]?.test(f.failure));
+        assert.deepEqual(
+            unknown.map((f) => `${f.name}: ${f.state}: ${f.failure}`),
+            [],
+            `csi-sanity failed beyond the driver's known answers:\n${out.slice(-20000)}\n${(await g.run(`tail -n 60 ${logs.join(" ")}`)).stdout}`,
+        );
+        assert.deepEqual(failures.map((f) => f.name).sort(), Object.keys(knownSanityFailures).sort(), "each known failure still fails (a fixed driver drops it from the list)");
+        assert.equal(failed, failures.length);
+        assert.equal(passed, ran - failures.length);
     });
 
     /** The volume moved between the initiators, left staged on the second for the reboot below. */
