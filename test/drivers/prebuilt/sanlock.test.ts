@@ -176,6 +176,9 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
             await timed(`login ${n.name}`, () => guest(i).check(login(n.name).create, { stdin: chapStdin(password), timeoutMs: 300_000 }));
         }
         await timed("VG create", () => guest(0).check(vg.create, { timeoutMs: 900_000 }));
+        for (const i of [0, 1]) {
+            assert.equal(await guest(i).check("cat /etc/modules-load.d/zcloud-softdog.conf"), "softdog\n", "the login keeps softdog for the next boot");
+        }
         fs.mkdirSync(path.join(dir, "bin"));
         fs.copyFileSync(programs.lvmctrld, path.join(dir, "bin", "lvmctrld"));
         fs.copyFileSync(programs.driverd, path.join(dir, "bin", "driverd"));
@@ -359,6 +362,7 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
             sanlock: await g.run("sanlock client status"),
             lockd: await g.run("pgrep -x lvmlockd"),
             dm: await g.run(`dmsetup ls`),
+            watchdog: await g.run("ls /dev/watchdog /sys/module/softdog"),
             staged: await g.run(`findmnt ${moved.staging}`),
             vgs: await g.run(`vgs -o vg_name,vg_lock_type ${VG}`),
             lvs: await g.run(`LVM_SYSTEM_DIR=${lvmSystemDir} lvs -o lv_name,lv_active,lv_tags ${VG}`),
@@ -373,6 +377,8 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         assert.notEqual(seen.lockd.code, 0, "no lvmlockd after the reboot");
         assert.doesNotMatch(seen.dm.stdout, new RegExp(`^${VG.replace(/-/g, "--")}-`, "m"), "no LV of the shared VG active after the reboot");
         assert.notEqual(seen.staged.code, 0, "the staging mount is gone");
+        // The login loaded softdog and wrote it to modules-load.d: wdmd (lvmctrld exits with it) finds a watchdog.
+        assert.equal(seen.watchdog.code, 0, "softdog loaded at boot");
 
         // The kubelet starts the DaemonSet's pod again: the same containers, as rendered. A socket
         // file left from the boot before would pass for a served one: gone first, as the plugins' own start does.
