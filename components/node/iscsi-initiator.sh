@@ -195,11 +195,23 @@ zi_relogin() {
     zi_logout "$1"
 }
 
-# zi_ensure_watchdog: the driver's wdmd needs a watchdog device; softdog when the host has none.
+# zi_ensure_watchdog: the driver's wdmd needs a watchdog device; softdog when the host has none,
+# loaded again at every boot (without one, wdmd exits and the node plugin's lvmctrld with it).
 zi_ensure_watchdog() {
-    [ -e /dev/watchdog ] && return 0
-    modprobe softdog 2>/dev/null || zc_fail "$zi_subject" "no /dev/watchdog and modprobe softdog failed"
-    zc_log "$zi_subject" "softdog loaded (the lock daemons need a watchdog)"
+    if [ ! -e /dev/watchdog ]; then
+        modprobe softdog 2>/dev/null || zc_fail "$zi_subject" "no /dev/watchdog and modprobe softdog failed"
+        zc_log "$zi_subject" "softdog loaded (the lock daemons need a watchdog)"
+    fi
+    [ -d /sys/module/softdog ] && zi_keep_softdog
+    return 0
+}
+
+# zi_keep_softdog: softdog in modules-load.d, for a node set up before this line existed too.
+zi_keep_softdog() {
+    grep -qx softdog "$zi_softdog_conf" 2>/dev/null && return 0
+    mkdir -p "${zi_softdog_conf%/*}"
+    printf 'softdog\n' >"$zi_softdog_conf"
+    zc_log "$zi_subject" "softdog loaded at boot ($zi_softdog_conf)"
 }
 
 zi_apply() {

@@ -10,6 +10,8 @@
 # RPC volumes csi-sanlock-lvm needs in the shared VG (its README), and the tag it finds them by.
 zi_rpc_tag=csi-sanlock-lvm.vleo.net/rpcRole
 zi_state_dir=/etc/zcloud/iscsi
+# The watchdog module csi-sanlock-lvm's wdmd needs, loaded at boot (systemd-modules-load).
+zi_softdog_conf=/etc/modules-load.d/zcloud-softdog.conf
 # lvmlockd's locking is switched on per command: the host's lvm.conf stays untouched.
 zi_lockd='global/use_lvmlockd=1'
 

@@ -41,6 +41,11 @@ export interface GuestSpec {
     disks?: DiskSpec[];
     /** Default 1024. */
     memoryMiB?: number;
+    /**
+     * The guest may reboot (Guest.reboot()): QEMU runs without -no-reboot, so a reboot in the guest
+     * restarts it in the same QEMU, its disks kept. Default false: a reboot or a panic ends QEMU.
+     */
+    rebootable?: boolean;
 }
 
 export interface BootOptions {
@@ -118,6 +123,12 @@ export interface Guest {
     console(): string;
     /** Serves this machine's unix socket `localPath` at `guestPath` in the guest (ssh -R) until the returned process is killed. */
     forwardSocket(guestPath: string, localPath: string): ChildProcess;
+    /**
+     * Reboots the guest (`systemctl reboot`) and resolves once it has printed its ready line again
+     * and answers over SSH; resolves with the milliseconds that took. Only for a guest booted
+     * `rebootable`.
+     */
+    reboot(timeoutMs?: number): Promise<number>;
 }
 
 export interface GuestSet {
@@ -133,6 +144,8 @@ const DEFAULT_RUN_TIMEOUT_MS = 300_000;
 const SERIAL_RE = /^[A-Za-z0-9_-]{1,20}$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const RUN_DIR_PREFIX = "zcloud-vm-";
+/** What the image's zcloud-ready unit prints on the serial console once sshd is up, then the hostname. */
+const READY_LINE = "zcloud-vm: ready";
 
 function tail(text: string, lines: number): string {
     return text.split("\n").slice(-lines).join("\n");
@@ -337,6 +350,35 @@ class GuestImpl implements Guest {
             return "";
         }
     }
+
+    async reboot(timeoutMs = DEFAULT_BOOT_TIMEOUT_MS): Promise<number> {
+        if (!this.running.spec.rebootable) {
+            throw new Error(`${this.name}: booted without rebootable: a reboot would end QEMU`);
+        }
+        const started = Date.now();
+        const boots = () => this.console().split(`${READY_LINE} ${this.name}`).length - 1;
+        const before = boots();
+        // The connection drops under the command: its result says nothing.
+        await this.run("systemctl reboot", { timeoutMs: 30_000 }).catch(() => undefined);
+        const master = this.running.master;
+        if (master && master.exitCode === null && master.signalCode === null) {
+            master.kill("SIGTERM");
+            await new Promise((resolve) => master.once("exit", resolve));
+        }
+        fs.rmSync(this.running.controlPath, { force: true });
+        while (boots() === before) {
+            if (this.running.exited) {
+                throw new Error(`${this.name}: qemu exited with ${this.running.exitCode} during the reboot\n--- serial console (tail)\n${tail(this.console(), 40)}`);
+            }
+            if (Date.now() - started > timeoutMs) {
+                throw new Error(`${this.name}: no ready line within ${timeoutMs / 1000} s of the reboot\n--- serial console (tail)\n${tail(this.console(), 40)}`);
+            }
+            await sleep(500);
+        }
+        await waitForSsh(this, Math.max(timeoutMs - (Date.now() - started), 30_000));
+        await startMaster(this);
+        return Date.now() - started;
+    }
 }
 
 /**
@@ -511,7 +553,8 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
             "-machine", "pc",
             "-m", String(spec.memoryMiB ?? 1024),
             "-smp", "1",
-            "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+            "-nodefaults", "-no-user-config", "-display", "none",
+            ...(spec.rebootable ? [] : ["-no-reboot"]),
             "-kernel", path.join(ctx.imageDir, "vmlinuz"),
             "-initrd", path.join(ctx.imageDir, "initrd.img"),
             "-append", cmdline,
@@ -592,7 +635,7 @@ async function waitForSsh(g: GuestImpl, timeoutMs: number): Promise<void> {
     const r = g.running;
     const started = Date.now();
     const deadline = started + timeoutMs;
-    const marker = `zcloud-vm: ready ${g.name}`;
+    const marker = `${READY_LINE} ${g.name}`;
     let last: RunResult | undefined;
     let probing = false;
     for (;;) {

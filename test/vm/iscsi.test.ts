@@ -175,6 +175,9 @@ describe("iSCSI on a real kernel (QEMU guests, tgtd target)", { timeout: 1_500_0
         assert.ok(lun, r.stdout);
         assert.equal(await sessions(a), 1);
         assert.equal((await a.check(`stat -c '%a %U' /etc/iscsi/nodes/${IQN}/*`)).trim(), "600 root");
+        // The guest has no hardware watchdog: softdog for wdmd, and loaded again at every boot.
+        assert.match(r.stdout, /^zcloud: iscsi \S+: softdog loaded at boot \(\/etc\/modules-load\.d\/zcloud-softdog\.conf\)$/m);
+        assert.equal(await a.check("cat /etc/modules-load.d/zcloud-softdog.conf"), "softdog\n");
         const created = await timed("VG create", () => a.run(vgCommand().create, { timeoutMs: 900_000 }));
         ok(created);
         assert.deepEqual(zcloud(created.stdout).slice(0, 3), [
