@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as zlib from "node:zlib";
 import { generatedLvmValues } from "../../../tools/benchStack";
 import { EngineStack, exportedResources, ok, sandboxValues, startSandbox } from "./engine";
 
@@ -23,6 +24,30 @@ export function bytesByType(exported: string): Map<string, number> {
         by.set(type, (by.get(type) ?? 0) + JSON.stringify(r, null, 4).length);
     }
     return by;
+}
+
+/**
+ * One node's resources in an export (URNs naming `-<node>-`), each split into its top-level fields and
+ * the fields of its inputs and outputs, largest first: where a node's checkpoint bytes go.
+ */
+export function nodeFieldBytes(exported: string, node: string): string[] {
+    const lines: string[] = [];
+    const size = (v: unknown): number => JSON.stringify(v, null, 4).length;
+    for (const r of exportedResources(exported).filter((x) => x.urn.includes(`-${node}-`)) as Array<Record<string, unknown> & { urn: string; type: string }>) {
+        const parts: Array<[string, number]> = [];
+        for (const [k, v] of Object.entries(r)) {
+            if ((k === "inputs" || k === "outputs") && v && typeof v === "object") {
+                for (const [f, fv] of Object.entries(v as Record<string, unknown>)) {
+                    parts.push([`${k}.${f}`, size(fv)]);
+                }
+            } else {
+                parts.push([k, size(v)]);
+            }
+        }
+        parts.sort((a, b) => b[1] - a[1]);
+        lines.push(`  ${r.urn.split("::").pop()} (${r.type.split("$").pop()}): ${(size(r) / 1024).toFixed(1)} KiB: ${parts.filter(([, n]) => n >= 100).map(([k, n]) => `${k} ${n}`).join(", ")}`);
+    }
+    return lines;
 }
 
 export async function engineBench(previewSizes: number[]): Promise<void> {
@@ -40,7 +65,7 @@ export async function engineBench(previewSizes: number[]): Promise<void> {
             ok(r, `pulumi preview of ${n} nodes`);
             console.log(`engine preview ${String(n).padStart(4)} nodes x 4 devices: ${r.seconds.toFixed(1)} s, preview JSON ${Math.round(r.stdout.length / n)} bytes per node, ${load()}`);
         }
-        const sizes: Record<number, { seconds: number; bytes: number; byType: Map<string, number> }> = {};
+        const sizes: Record<number, { seconds: number; bytes: number; gzipped: number; exported: string; byType: Map<string, number> }> = {};
         for (const n of [1, 8]) {
             const stack = new EngineStack(sandbox, `bench-up-${n}`);
             const names = Object.keys(sandbox.nodes).slice(0, n);
@@ -48,7 +73,7 @@ export async function engineBench(previewSizes: number[]): Promise<void> {
             const up = ok(await stack.pulumi(["up", "--yes", "--skip-preview"]), `pulumi up of ${n} nodes`);
             const exported = ok(await stack.pulumi(["stack", "export"]), "pulumi stack export").stdout;
             const commands = exportedResources(exported).filter((r) => r.type === "command:remote:Command");
-            sizes[n] = { seconds: up.seconds, bytes: exported.length, byType: bytesByType(exported) };
+            sizes[n] = { seconds: up.seconds, bytes: exported.length, gzipped: zlib.gzipSync(exported).length, exported, byType: bytesByType(exported) };
             if (process.env.ZCLOUD_BENCH_EXPORT_DIR) {
                 fs.writeFileSync(path.join(process.env.ZCLOUD_BENCH_EXPORT_DIR, `export-${n}.json`), exported);
             }
@@ -62,11 +87,16 @@ export async function engineBench(previewSizes: number[]): Promise<void> {
         console.log(`engine up t(8)/t(1) = ${ratio.toFixed(2)} (goal <= 1.5): ${ratio <= 1.5 ? "within" : "OVER"}`);
         const perNode = (sizes[8].bytes - sizes[1].bytes) / 7 / 1024;
         console.log(`checkpoint per node: ${perNode.toFixed(1)} KiB (goal <= 16 KiB): ${perNode <= 16 ? "within" : "OVER"}`);
+        console.log(`checkpoint per node gzipped (PULUMI_SELF_MANAGED_STATE_GZIP=true): ${((sizes[8].gzipped - sizes[1].gzipped) / 7 / 1024).toFixed(1)} KiB`);
         for (const [type, bytes] of sizes[8].byType) {
             const grew = (bytes - (sizes[1].byType.get(type) ?? 0)) / 7 / 1024;
             if (grew > 0.05) {
                 console.log(`  per node ${type}: ${grew.toFixed(1)} KiB`);
             }
+        }
+        console.log("node1's resources by field (bytes of indented JSON):");
+        for (const line of nodeFieldBytes(sizes[8].exported, "node1")) {
+            console.log(line);
         }
     } finally {
         sandbox.stop();
