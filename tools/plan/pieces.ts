@@ -18,8 +18,13 @@ import { PlanConfig, PlanRun, PlannedResource } from "./model";
 import { PlanPiece, pieceCount } from "./piece";
 import { planConfig } from "./runner";
 
-/** LVM nodes per piece unless told otherwise; stacks with at most this many plan in one process. */
-export const defaultNodesPerPiece = 1000;
+/**
+ * LVM nodes per piece unless told otherwise; stacks with at most this many plan in one process as
+ * before (no start-up cost). Measured (5000-node config): a plan process costs about 200 MiB and
+ * 1.3 s CPU to start, then about 0.4 MiB and 4 ms per LVM node; 500 nodes peak at about 400 MiB,
+ * so two pieces at a time and the parent (about 250 MiB with the merged plan) stay under 1.2 GiB.
+ */
+export const defaultNodesPerPiece = 500;
 
 /** How many LVM nodes a stack config's values declare (0 where they do not parse: validation says why). */
 export function lvmNodesInConfig(values: Record<string, unknown>): number {
