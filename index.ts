@@ -1,4 +1,5 @@
 import { deployStorages, limitRegistrationStackTraces, loadStackConfig } from "./components";
+import { planPiece } from "./tools/plan/piece";
 
 // Each resource's registration stack goes into the checkpoint: keep its first frames only.
 limitRegistrationStackTraces();
@@ -6,7 +7,8 @@ limitRegistrationStackTraces();
 // Thin on purpose: read config -> validate (throws listing every error, before any resource)
 // -> instantiate components -> export outputs.
 const model = loadStackConfig();
-const deployed = deployStorages(model);
+// planPiece: the whole model, except in the offline plan of a big stack (tools/plan/piece.ts).
+const deployed = deployStorages(planPiece(model));
 
 export const namespace = deployed.namespace;
 export const storageClasses = deployed.storageClasses;

@@ -5,10 +5,10 @@ import { diffPlans } from "./plan/diff";
 import { checkStackFileConfigSize } from "./plan/configSize";
 import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
-import { PlanRun } from "./plan/model";
+import { PlanConfig, PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { renderRollOrder, rollAdvisories } from "./plan/roll";
-import { planInThisProcess } from "./plan/inProcess";
+import { defaultNodesPerPiece, lvmNodesInConfig, planInPieces, Slots } from "./plan/pieces";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
@@ -33,6 +33,9 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
                               with the stack's config, instead of this project's index.ts
   --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
                               pulumi preview/up cannot start it) anyway: to measure, or before a split
+
+A stack of more than ${defaultNodesPerPiece} LVM nodes is planned in pieces of that many nodes, each in its own
+process, two at a time (the output is the same; ZCLOUD_PLAN_NODES_PER_PIECE sets the size).
 
 Exit codes: 0 ok, 1 config errors or mandatory policy violations, 2 usage or program errors.`;
 
@@ -102,6 +105,37 @@ function failOnError(run: PlanRun, label: string): void {
     }
 }
 
+/** ZCLOUD_PLAN_NODES_PER_PIECE, or the default: LVM nodes per plan piece (tools/plan/pieces.ts). */
+function nodesPerPiece(): number {
+    const given = process.env.ZCLOUD_PLAN_NODES_PER_PIECE;
+    if (given === undefined || given === "") {
+        return defaultNodesPerPiece;
+    }
+    if (!/^[1-9][0-9]{0,6}$/.test(given)) {
+        throw new UsageError(`ZCLOUD_PLAN_NODES_PER_PIECE=${given}: give a whole number of LVM nodes, 1 or more`);
+    }
+    return Number(given);
+}
+
+/** Plan processes at a time for a plan in pieces: one per core of the 2-core machines it was measured on. */
+const pieceProcesses = 2;
+
+/**
+ * The plan and the --diff base's: small stacks as before (the plan in this process, the base in a
+ * fresh one); when either has more LVM nodes than a piece, both in pieces, sharing the processes.
+ */
+async function planBoth(target: PlanConfig, base: PlanConfig | undefined, program: string): Promise<[PlanRun, PlanRun | undefined]> {
+    const perPiece = nodesPerPiece();
+    if (Math.max(lvmNodesInConfig(target.values), base ? lvmNodesInConfig(base.values) : 0) <= perPiece) {
+        // Loaded only here: a plan in pieces keeps the SDK out of this process.
+        const { planInThisProcess } = await import("./plan/inProcess");
+        return Promise.all([planInThisProcess({ config: target, program }), base ? planConfig(base, program) : undefined]);
+    }
+    const slots = new Slots(pieceProcesses);
+    const opts = { nodesPerPiece: perPiece, slots };
+    return Promise.all([planInPieces(target, program, opts), base ? planInPieces(base, program, opts) : undefined]);
+}
+
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
@@ -122,11 +156,14 @@ async function main(): Promise<void> {
     if (!fs.existsSync(program)) {
         throw new UsageError(`no program ${opts.program}`);
     }
-    // The main plan runs in this process; a second one (the diff base) needs a fresh process.
-    const [run, baseRun] = await Promise.all([
-        planInThisProcess({ config: target.config, program }),
-        baseConfig ? planConfig(baseConfig, program) : undefined,
-    ]);
+    // The main plan runs in this process, or in pieces; a second one (the diff base) in fresh processes.
+    const [run, baseRun] = await planBoth(target.config, baseConfig, program);
+    // A plan in pieces says so on stderr (stdout is the same either way).
+    for (const [r, file] of [[run, target.file], [baseRun, base?.file]] as const) {
+        if (r && "how" in r) {
+            console.error(`planned ${path.relative(process.cwd(), file!)}: ${r.how}`);
+        }
+    }
     failOnError(run, path.relative(process.cwd(), target.file));
     if (base && baseRun) {
         failOnError(baseRun, path.relative(process.cwd(), base.file));

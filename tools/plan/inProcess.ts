@@ -1,12 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigValidationError } from "../../components/config/errors";
 import { PlanConfig, PlanRun } from "./model";
-import { recordProgram } from "./recorder";
+import { PlanPiece, planPieceKey } from "./piece";
+import { recordProgramWithGenerations } from "./recorder";
 
 export interface PlanRequest {
     config: PlanConfig;
     /** Module whose import runs the program (defaults to the project's index.ts). */
     program: string;
+    /** Plan only this piece of the LVM nodes (tools/plan/piece.ts): for the plan's own workers. */
+    piece?: PlanPiece;
 }
 
 /**
@@ -41,9 +44,14 @@ export async function planInThisProcess(req: PlanRequest): Promise<PlanRun> {
     };
     try {
         const start = performance.now();
-        const resources = await recordProgram(req.config, () => require(req.program));
+        const piece = req.piece && { ...req.piece, taken: false };
+        if (piece) {
+            (globalThis as Record<symbol, PlanPiece>)[planPieceKey] = piece;
+        }
+        const recorded = await recordProgramWithGenerations(req.config, () => require(req.program));
         const stats = { programMs: Math.round(performance.now() - start), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
-        return { resources, warnings, stats };
+        const pieceRun = piece && { generations: recorded.generations, taken: piece.taken ?? false, generationsReliable: recorded.generationsReliable };
+        return { resources: recorded.records, warnings, stats, ...(pieceRun ? { piece: pieceRun } : {}) };
     } catch (e) {
         // The SDK also rejects the stack's own promise with the program's error, unhandled: it
         // would crash the process (and its report) while a --diff base is still planning.

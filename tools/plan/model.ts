@@ -38,6 +38,9 @@ export interface PlanRun {
     warnings: string[];
     /** Measured in the plan process: program run time and peak memory. */
     stats?: { programMs: number; maxRssMb: number };
+    /** A plan piece's run (tools/plan/pieces.ts): each record's microtask generation, and whether
+     * the program took its piece and the generations can order records of separate runs. */
+    piece?: { generations: number[]; taken: boolean; generationsReliable: boolean };
 }
 
 export const secretMarker = "[secret]";

@@ -121,6 +121,15 @@ interface RegisterRequest {
  */
 class RecordingMonitor extends MockMonitor {
     readonly records: PlannedResource[] = [];
+    /** Per record, the microtask generation it was recorded in (see MicrotaskGenerations). */
+    readonly generations: number[] = [];
+
+    constructor(
+        mocks: pulumi.runtime.Mocks,
+        private readonly clock: MicrotaskGenerations,
+    ) {
+        super(mocks);
+    }
 
     async registerResource(req: RegisterRequest, callback: (err: unknown, resp: { getUrn(): string } | undefined) => void): Promise<void> {
         const deserialized = pulumi.runtime.deserializeProperties(req.getObject() as never, true) as Record<string, unknown>;
@@ -140,6 +149,7 @@ class RecordingMonitor extends MockMonitor {
             ...(req.getIgnorechangesList().length ? { ignoreChanges: req.getIgnorechangesList() } : {}),
         };
         this.records.push(record);
+        this.generations.push(this.clock.now());
         await super.registerResource(req, (err: unknown, resp: { getUrn(): string } | undefined) => {
             record.urn = resp?.getUrn() ?? "";
             callback(err, resp);
@@ -194,19 +204,84 @@ const mocks: pulumi.runtime.Mocks = {
 };
 
 /**
+ * Counts microtask generations while a program registers its resources. Under the mock runtime a
+ * program registers everything in microtasks (no I/O, no timers), and the queue is FIFO: a job
+ * queued by a job of generation g runs in generation g + 1, after every job of generation g. A
+ * chain that queues its next step each time it runs (one job per generation) counts them. A
+ * resource's generation is the depth of its registration chain, which does not depend on how many
+ * other nodes the program makes: the plan in pieces (tools/plan/pieces.ts) merges on it. The
+ * chain stops when the program is done, or after `idleLimit` generations without a record (a
+ * program waiting for I/O would otherwise never get it): a record after that marks the
+ * generations unusable.
+ */
+export class MicrotaskGenerations {
+    private generation = 0;
+    private idle = 0;
+    private running = true;
+    /** False when a record came after the chain stopped: generations say nothing then. */
+    reliable = true;
+
+    constructor(private readonly idleLimit = 100_000) {
+        const step = () => {
+            if (!this.running) {
+                return;
+            }
+            this.generation++;
+            if (++this.idle > this.idleLimit) {
+                this.running = false;
+                return;
+            }
+            queueMicrotask(step);
+        };
+        queueMicrotask(step);
+    }
+
+    /** The current generation (and the chain counts from here as active again). */
+    now(): number {
+        if (!this.running) {
+            this.reliable = false;
+        }
+        this.idle = 0;
+        return this.generation;
+    }
+
+    stop(): void {
+        this.running = false;
+    }
+}
+
+/** What a program registered, in order, with each record's microtask generation. */
+export interface Recorded {
+    records: PlannedResource[];
+    generations: number[];
+    /** Whether the generations can order records of separate runs (see MicrotaskGenerations). */
+    generationsReliable: boolean;
+}
+
+/**
  * Runs a Pulumi program under the mock runtime with the given config and returns every resource
  * it registered. One run per process: the SDK keeps global state.
  */
 export async function recordProgram(config: PlanConfig, program: () => unknown): Promise<PlannedResource[]> {
+    return (await recordProgramWithGenerations(config, program)).records;
+}
+
+/** recordProgram, with the generation of each record. */
+export async function recordProgramWithGenerations(config: PlanConfig, program: () => unknown): Promise<Recorded> {
     const configStrings = Object.fromEntries(
         Object.entries(config.values).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
     );
     pulumi.runtime.setAllConfig(configStrings, config.secretKeys);
     declareSecurePaths(config.securePaths);
     await pulumi.runtime.setMocks(mocks, "zcloud-storage", config.stack, true);
-    const monitor = new RecordingMonitor(mocks);
+    const clock = new MicrotaskGenerations();
+    const monitor = new RecordingMonitor(mocks, clock);
     pulumi.runtime.setMockOptions(monitor, "zcloud-storage", config.stack, true);
-    await pulumi.runtime.runInPulumiStack(async () => program());
+    try {
+        await pulumi.runtime.runInPulumiStack(async () => program());
+    } finally {
+        clock.stop();
+    }
     await pulumi.runtime.disconnect();
-    return monitor.records;
+    return { records: monitor.records, generations: monitor.generations, generationsReliable: clock.reliable };
 }

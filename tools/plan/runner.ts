@@ -1,6 +1,7 @@
 import { fork } from "child_process";
 import * as path from "path";
 import { PlanConfig, PlanRun } from "./model";
+import { PlanPiece } from "./piece";
 import { projectRoot } from "./stackFile";
 
 export const defaultProgram = path.join(projectRoot, "index.ts");
@@ -9,7 +10,7 @@ export const defaultProgram = path.join(projectRoot, "index.ts");
  * Plans one config in a fresh process (the SDK's runtime state is global) and returns what the
  * program registered. `program` is a module whose import runs a Pulumi program.
  */
-export function planConfig(config: PlanConfig, program: string = defaultProgram): Promise<PlanRun> {
+export function planConfig(config: PlanConfig, program: string = defaultProgram, piece?: PlanPiece): Promise<PlanRun> {
     return new Promise((resolve, reject) => {
         const child = fork(path.join(__dirname, "worker.ts"), [], {
             execArgv: ["--import", "tsx"],
@@ -31,6 +32,6 @@ export function planConfig(config: PlanConfig, program: string = defaultProgram)
                 reject(new Error(`plan worker exited with ${code} without a result:\n${output}`));
             }
         });
-        child.send({ config, program: path.resolve(program) });
+        child.send({ config, program: path.resolve(program), ...(piece ? { piece } : {}) });
     });
 }
