@@ -267,7 +267,11 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         assert.equal((resourceNamed(run, "topolvm-node", DAEMON_SET).inputs as any).spec.template.spec.containers.find((x: any) => x.name === "csi-registrar").image, images.topolvm);
         assert.equal(registrar.argv[0], "/csi-node-driver-registrar");
         const nodeSocket = flagOf(node.argv, "--csi-socket");
-        assert.equal(flagOf(registrar.argv, "--csi-address"), nodeSocket, "the registrar dials topolvm-node's socket");
+        // Each container has its own root; the rendered paths (below the roots) are what must agree.
+        const rendered = (p: PreparedContainer, file: string) => `/${path.relative(p.root, file)}`;
+        const renderedNodeSocket = rendered(node, nodeSocket);
+        assert.equal(rendered(registrar, flagOf(registrar.argv, "--csi-address")), renderedNodeSocket, "the registrar dials topolvm-node's socket");
+        assert.equal(rendered(registrar, flagOf(registrar.argv, "--kubelet-registration-path")), renderedNodeSocket, "and announces the same socket to the kubelet");
         const kc = path.join(dir, "node.kubeconfig");
         fs.writeFileSync(kc, kubeconfigFor("topolvm-node", `https://${HOST_FROM_GUEST}:${apiPort}`), { mode: 0o600 });
         await copyIntoGuest(g, dir, [lvmd.root, node.root, registrar.root, hostRoot, kc].map((f) => path.relative(dir, f)), dir);
@@ -286,7 +290,7 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         // The plugin watcher: GetInfo on the registration socket, NodeGetInfo at the endpoint it names.
         const info = await getInfo(await fromGuest(path.join(dir, "reg.sock"), regSocket));
         assert.deepEqual(info, { type: "CSIPlugin", name: topolvmDriverName, endpoint: flagOf(registrar.argv, "--kubelet-registration-path"), supportedVersions: ["1.0.0"] });
-        assert.equal(info.endpoint, nodeSocket, "kubelet dials the socket topolvm-node serves");
+
         const nodeInfo = await nodeGetInfo(await fromGuest(path.join(dir, "node.sock"), info.endpoint));
         assert.deepEqual(nodeInfo, { nodeId: NODE, maxVolumesPerNode: 0, topology: { [TOPOLOGY_KEY]: NODE } });
         // What the kubelet writes on a successful registration: the CSINode entry and the topology labels.
@@ -294,7 +298,7 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         kubectl(["create", "-f", "-"], JSON.stringify(csiNodeFor({ name: NODE, uid }, info.name, nodeInfo)));
         kubectl(["label", "node", NODE, ...Object.entries(nodeInfo.topology).map(([k, v]) => `${k}=${v}`)]);
         await notifyRegistrationStatus(path.join(dir, "reg.sock"), true);
-        await until("the registrar logs the registration", async () => (await guestLog(registrarLog)).includes("PluginRegistered:true") || undefined, 10_000, () => guestLog(registrarLog));
+        await until("the registrar logs the registration", async () => (await guestLog(registrarLog)).includes(`"Received NotifyRegistrationStatus call" status="plugin_registered:true"`) || undefined, 10_000, () => guestLog(registrarLog));
         assert.equal((await g.run(`pgrep -f ${path.basename(bins.registrar)}`)).code, 0, `the registrar keeps running:\n${await guestLog(registrarLog)}`);
         nodePod = { registrar, registrarLog, nodeLog };
     });
@@ -384,7 +388,7 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         assert.equal(pv.spec.csi.driver, topolvmDriverName);
         assert.equal(pv.spec.persistentVolumeReclaimPolicy, "Delete");
         assert.equal(pv.spec.capacity.storage, "1Gi");
-        assert.equal(pv.spec.csi.fsType, "ext4", "no fstype parameter in the StorageClass: the provisioner's default");
+        assert.equal(pv.spec.csi.fsType, "xfs", "the StorageClass's csi.storage.k8s.io/fstype");
         assert.deepEqual(pv.spec.nodeAffinity.required.nodeSelectorTerms, [{ matchExpressions: [{ key: TOPOLOGY_KEY, operator: "In", values: [NODE] }] }]);
         const pod = await until("the pod bound to the node", () => { const p = getJson(["-n", ns, "get", "pod", "app"]); return p.spec.nodeName ? p : undefined; }, 60_000, explain);
         assert.equal(pod.spec.nodeName, NODE);
@@ -393,12 +397,12 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         assert.ok(lv, `a LogicalVolume for ${volumeId}`);
         assert.equal(lv.spec.deviceClass, STORAGE);
         assert.equal(lv.spec.nodeName, NODE);
-        assert.match(await lvs(), new RegExp(`^${volumeId}\\s+${GiB}$`, "m"));
+        assert.match(await lvs(), new RegExp(`^\\s*${volumeId}\\s+${GiB}$`, "m"));
 
         // Expansion: the resizer asks the controller; the LV grows; the file system is the kubelet's part.
         kubectl(["-n", ns, "patch", "pvc", "data", "--type=merge", "-p", JSON.stringify({ spec: { resources: { requests: { storage: "2Gi" } } } })]);
         await until("the PV at 2Gi", () => getJson(["get", "pv", pv.metadata.name]).spec.capacity.storage === "2Gi" || undefined, 120_000, explain);
-        assert.match(await lvs(), new RegExp(`^${volumeId}\\s+${2 * GiB}$`, "m"));
+        assert.match(await lvs(), new RegExp(`^\\s*${volumeId}\\s+${2 * GiB}$`, "m"));
         const conditions = await until("the PVC waiting for the node's file system resize", () => { const c = getJson(["-n", ns, "get", "pvc", "data"]).status.conditions as any[] | undefined; return c?.some((x) => x.type === "FileSystemResizePending") ? c : undefined; }, 60_000, explain);
         assert.ok(conditions.some((x) => x.type === "FileSystemResizePending" && x.status === "True"));
 
