@@ -187,6 +187,13 @@ async function fromGuest(local: string, guestPath: string): Promise<string> {
     return local;
 }
 
+/** A Kubernetes quantity in bytes (the binary suffixes the provisioner writes, or plain bytes). */
+function bytesOf(quantity: string): number {
+    const m = quantity.match(/^(\d+)(Ki|Mi|Gi|Ti)?$/);
+    assert.ok(m, `quantity ${quantity}`);
+    return Number(m[1]) * 1024 ** ["", "Ki", "Mi", "Gi", "Ti"].indexOf(m[2] ?? "");
+}
+
 const lvs = async () => (await guest().check(`lvs --noheadings --units b --nosuffix -o lv_name,lv_size zcloud-${STORAGE}`)).trim();
 const controllerLogs = () =>
     Object.entries(controllerPod?.containers ?? {})
@@ -352,7 +359,7 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         );
         assert.deepEqual(capacity.metadata.ownerReferences.map((o: any) => `${o.kind}/${o.name}`), ["Deployment/topolvm-controller"]);
         const vgFree = Number((await guest().check(`vgs --noheadings --units b --nosuffix -o vg_free zcloud-${STORAGE}`)).trim());
-        assert.equal(capacity.capacity, String(vgFree), "the capacity is the VG's free space as lvmd reports it");
+        assert.equal(bytesOf(capacity.capacity), vgFree, `the capacity (${capacity.capacity}) is the VG's free space as lvmd reports it`);
     });
 
     test(`a PVC of the StorageClass ${STORAGE} and a pod using it: scheduled, provisioned and bound, expanded by the resizer, deleted with its LV`, async () => {
