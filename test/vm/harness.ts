@@ -129,6 +129,9 @@ export interface Guest {
      * `rebootable`.
      */
     reboot(timeoutMs?: number): Promise<number>;
+
+    /** Serves the guest's unix socket `guestPath` at this machine's `localPath` (ssh -L) until the returned process is killed. */
+    forwardGuestSocket(localPath: string, guestPath: string): ChildProcess;
 }
 
 export interface GuestSet {
@@ -281,9 +284,17 @@ class GuestImpl implements Guest {
     }
 
     forwardSocket(guestPath: string, localPath: string): ChildProcess {
+        return this.forward(["-R", `${guestPath}:${localPath}`]);
+    }
+
+    forwardGuestSocket(localPath: string, guestPath: string): ChildProcess {
+        return this.forward(["-L", `${localPath}:${guestPath}`]);
+    }
+
+    private forward(spec: string[]): ChildProcess {
         // A connection of its own, not the master's: the forward lives exactly as long as this process.
         const argv = this.sshArgs(15).map((a) => (a.startsWith("ControlPath=") ? "ControlPath=none" : a));
-        const forward = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", `${guestPath}:${localPath}`];
+        const forward = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", ...spec];
         return spawn("ssh", [...forward, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
     }
 
