@@ -266,3 +266,16 @@ describe("ceph-gate.sh osd-up --osds: a host's new OSDs count only once they are
         assert.equal(r.stderr, "usage: --osds must be a count\n");
     });
 });
+
+describe("ceph-gate.sh: no answer from the cluster (mons electing after a restart or join)", () => {
+    test("waits within the bound, then exit 3 saying so; nothing else asked", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
+        fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
+        fs.writeFileSync(path.join(dir, "ceph"), `#!/bin/sh\nwhile [ "\${1#--}" != "$1" ]; do shift 2; done\necho "$*" >>"${dir}/calls"\nexit 1\n`, { mode: 0o755 });
+        const r = await gateWith(["mon-quorum", "--id", "b", ...fsid, "--timeout", "0"], { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0" });
+        assert.equal(r.code, 3);
+        assert.equal(r.stderr, `zcloud: cluster ${fsid[1]}: refused: no answer from the cluster after 0s (no mon quorum?); nothing was changed\n`);
+        assert.deepEqual(fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n"), ["fsid"]);
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+});

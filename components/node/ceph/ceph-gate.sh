@@ -208,7 +208,7 @@ states = [(s["name"].split("+"), s["num"]) for s in d.get("num_pg_by_state", [])
 active = sum(n for st, n in states if "active" in st)
 partial = sum(n for st, n in states if "active" in st and ("undersized" in st or "degraded" in st))
 print(total - active, partial)
-'
+' 2>/dev/null
 }
 
 # gt_pgs_active: true when every placement group is active; prints how many are not when not.
@@ -365,6 +365,13 @@ case $gt_action in
     fs-active) [ -n "$gt_fs" ] || zcc_usage "$gt_usage" ;;
 esac
 [ -n "$gt_fsid_want" ] || zcc_usage "$gt_usage"
+# The mons may be electing (a mon just restarted or joined: no answer for some seconds): wait,
+# bounded, until the cluster answers, then check that it is the storage's.
+gt_conf_fsid=$(zcc_fsid) || exit 1
+if [ "$gt_conf_fsid" = "$gt_fsid_want" ] && ! zcc_wait "cluster $gt_fsid_want" "$gt_limit" "the cluster to answer (the mons may be electing)" zcc_ceph fsid; then
+    zc_refuse "cluster $gt_fsid_want" "no answer from the cluster after ${gt_limit}s (no mon quorum?); nothing was changed"
+    exit "$ZCC_EXIT_TIMEOUT"
+fi
 zcc_require_cluster "$gt_fsid_want"
 zcc_private_dir
 
