@@ -30,6 +30,7 @@ import { Guest, GuestSet, bootGuests } from "../../vm/harness";
 import { csiCallProgram, driverCacheRoot } from "../programs";
 import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf } from "../guestFiles";
+import { handedIn } from "./handedIn";
 
 const NAMESPACE = "zcloud-storage";
 const NODE = "nfs-a";
@@ -74,16 +75,6 @@ function summaryOf(out: string): { ran: number; total: number; passed: number; f
 
 const metadataKeys = { namespace: "csi.storage.k8s.io/pvc/namespace", claim: "csi.storage.k8s.io/pvc/name", pv: "csi.storage.k8s.io/pv/name" };
 
-function handedIn(variable: string): string {
-    const file = process.env[variable];
-    if (!file) {
-        throw new Error(`${variable} is unset: set it to the csi-driver-nfs ${pinned} nfsplugin binary (test/drivers/README.md says how it is built)`);
-    }
-    if (!fs.existsSync(file)) {
-        throw new Error(`${variable}=${file}: no such file`);
-    }
-    return file;
-}
 
 const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
 const dir = `/tmp/zn-${suffix}`;
@@ -173,7 +164,7 @@ describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-serv
     };
 
     before(async () => {
-        const plugin = handedIn("ZCLOUD_NFSPLUGIN_BIN");
+        const plugin = handedIn("ZCLOUD_NFSPLUGIN_BIN", `the csi-driver-nfs ${pinned} nfsplugin`);
         assert.equal(process.getuid?.(), 0, "needs root (QEMU guests)");
         fs.mkdirSync(path.join(dir, "bin"), { recursive: true });
         fs.mkdirSync(path.join(dir, "debs"));

@@ -29,6 +29,7 @@ import { IscsiTarget } from "../../vm/iscsi-target";
 import { csiCallProgram, driverCacheRoot } from "../programs";
 import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf } from "../guestFiles";
+import { handedIn } from "./handedIn";
 
 const STORAGE = "slsan";
 const VG = `zcloud-${STORAGE}`;
@@ -50,17 +51,6 @@ const nodes = [
     { name: "slb", hostIP: "10.0.2.16" },
 ];
 
-/** A binary handed in by the environment; a test that cannot run fails, naming the variable. */
-function handedIn(variable: string): string {
-    const file = process.env[variable];
-    if (!file) {
-        throw new Error(`${variable} is unset: set it to the csi-sanlock-lvm ${pinned} binary (test/drivers/README.md says how it is built)`);
-    }
-    if (!fs.existsSync(file)) {
-        throw new Error(`${variable}=${file}: no such file`);
-    }
-    return file;
-}
 
 const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
 const dir = `/tmp/zs-${suffix}`;
@@ -161,7 +151,7 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
     };
 
     before(async () => {
-        const programs = { lvmctrld: handedIn("ZCLOUD_SANLOCK_LVMCTRLD_BIN"), driverd: handedIn("ZCLOUD_SANLOCK_DRIVERD_BIN") };
+        const programs = { lvmctrld: handedIn("ZCLOUD_SANLOCK_LVMCTRLD_BIN", `the csi-sanlock-lvm ${pinned} lvmctrld`), driverd: handedIn("ZCLOUD_SANLOCK_DRIVERD_BIN", `the csi-sanlock-lvm ${pinned} driverd`) };
         assert.equal(process.getuid?.(), 0, "needs root (tgtd, QEMU guests)");
         fs.mkdirSync(dir, { recursive: true });
         await target.start();

@@ -43,6 +43,7 @@ import { topolvmBuildDir } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "../runner";
 import { copyIntoGuest, flagOf } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
+import { handedIn } from "./handedIn";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -55,17 +56,6 @@ const NODE = "sc-a";
 const DISK = "sc-disk";
 const TOPOLOGY_KEY = "topology.topolvm.io/node";
 
-/** A sidecar binary handed in by the environment; a test that cannot run fails, naming the variable. */
-function handedIn(variable: string, what: string): string {
-    const file = process.env[variable];
-    if (!file) {
-        throw new Error(`${variable} is unset: set it to a ${what} binary built from its public source (test/drivers/README.md says how)`);
-    }
-    if (!fs.existsSync(file)) {
-        throw new Error(`${variable}=${file}: no such file`);
-    }
-    return file;
-}
 
 const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
 const dir = `/tmp/zs-${suffix}`;
@@ -203,9 +193,9 @@ const controllerLogs = () =>
 before(async () => {
     assert.equal(process.getuid?.(), 0, "the sidecars test needs root (the control plane's PKI, QEMU guests, namespaces)");
     bins = {
-        provisioner: handedIn("ZCLOUD_CSI_PROVISIONER_BIN", "external-provisioner"),
-        resizer: handedIn("ZCLOUD_CSI_RESIZER_BIN", "external-resizer"),
-        registrar: handedIn("ZCLOUD_NODE_DRIVER_REGISTRAR_BIN", "node-driver-registrar"),
+        provisioner: handedIn("ZCLOUD_CSI_PROVISIONER_BIN", "an external-provisioner"),
+        resizer: handedIn("ZCLOUD_CSI_RESIZER_BIN", "an external-resizer"),
+        registrar: handedIn("ZCLOUD_NODE_DRIVER_REGISTRAR_BIN", "a node-driver-registrar"),
     };
     process.stdout.write(execFileSync("sh", [path.join(repo, "test/drivers/build-drivers.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
     env = toolsEnv();
