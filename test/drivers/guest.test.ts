@@ -32,7 +32,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
 import { PodNetwork, podNetwork } from "./podNetwork";
 import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
-import { copyIntoGuest, flagOf } from "./guestFiles";
+import { copyIntoGuest, flagOf, guestUntil, tokenKubeconfig } from "./guestFiles";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../..");
@@ -138,15 +138,7 @@ function stackYaml(): string {
 
 /** A kubeconfig with a ServiceAccount's token (the rendered RBAC decides what it may do). */
 function kubeconfigFor(serviceAccount: string, server: string): string {
-    const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
-    return yaml.dump({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "engine", cluster: { server, "certificate-authority-data": caData } }],
-        users: [{ name: serviceAccount, user: { token } }],
-        contexts: [{ name: serviceAccount, context: { cluster: "engine", user: serviceAccount } }],
-        "current-context": serviceAccount,
-    });
+    return tokenKubeconfig(serviceAccount, server, caData, kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim());
 }
 
 /** Each container gets its own short root below the run directory (socket paths are limited). */
@@ -167,17 +159,6 @@ async function startInGuest(g: Guest, p: PreparedContainer, network: "none" | "n
     return `${p.root}.log`;
 }
 
-/** Polls a guest command until it succeeds; fails with `explain`'s output after `ms`. */
-async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-        if ((await g.run(check)).code === 0) {
-            return;
-        }
-        await new Promise((r) => setTimeout(r, 1000));
-    }
-    assert.fail(`${check}: not true within ${ms} ms\n${(await g.run(explain)).stdout}`);
-}
 
 /** A unix socket on this machine joined to the API server's TCP port (the pod network's forwarder dials it). */
 function bridgeToApi(socket: string, port: number): Promise<net.Server> {

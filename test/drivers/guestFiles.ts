@@ -1,6 +1,7 @@
-/** Helpers the drivers tier's guest tests share: a rendered flag's value, files copied into a guest. */
+/** Helpers the drivers tier's guest tests share: a rendered flag's value, files copied into a guest, polling a guest, a token kubeconfig. */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import * as yaml from "js-yaml";
 import { Guest } from "../vm/harness";
 
 /** The value of `--flag=value` in a rendered argv; fails the test when the flag is absent. */
@@ -14,4 +15,28 @@ export function flagOf(argv: string[], flag: string): string {
 export async function copyIntoGuest(g: Guest, from: string, paths: string[], to: string): Promise<void> {
     const tar = execFileSync("tar", ["-c", "-C", from, ...paths], { maxBuffer: 512 * 1024 * 1024 });
     await g.check(`mkdir -p ${to} && tar -x -C ${to}`, { stdin: tar, timeoutMs: 600_000 });
+}
+
+/** Polls a guest command every `intervalMs` until it succeeds; fails with `explain`'s output after `ms`. */
+export async function guestUntil(g: Guest, check: string, ms: number, explain: string, intervalMs = 1000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+        if ((await g.run(check)).code === 0) {
+            return;
+        }
+        await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    assert.fail(`${check}: not true within ${ms} ms\n${(await g.run(explain)).stdout}`);
+}
+
+/** A kubeconfig that reaches `server` (its CA in base64) with a ServiceAccount's `token`: the rendered RBAC decides what it may do. */
+export function tokenKubeconfig(serviceAccount: string, server: string, caData: string, token: string): string {
+    return yaml.dump({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "engine", cluster: { server, "certificate-authority-data": caData } }],
+        users: [{ name: serviceAccount, user: { token } }],
+        contexts: [{ name: serviceAccount, context: { cluster: "engine", user: serviceAccount } }],
+        "current-context": serviceAccount,
+    });
 }

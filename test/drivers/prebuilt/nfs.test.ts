@@ -26,10 +26,10 @@ import * as yaml from "js-yaml";
 import { images } from "../../../components/images";
 import { nfsDriverName } from "../../../components/nfs";
 import { PlanRun, PlannedResource, planYaml } from "../../helpers/plan";
-import { Guest, GuestSet, bootGuests } from "../../vm/harness";
+import { GuestSet, bootGuests } from "../../vm/harness";
 import { csiCallProgram, driverCacheRoot } from "../programs";
 import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
-import { copyIntoGuest, flagOf } from "../guestFiles";
+import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
 import { handedIn } from "./handedIn";
 
 const NAMESPACE = "zcloud-storage";
@@ -113,16 +113,6 @@ function shownAs(option: string): string {
     return option;
 }
 
-async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-        if ((await g.run(check)).code === 0) {
-            return;
-        }
-        await new Promise((r) => setTimeout(r, 1000));
-    }
-    assert.fail(`${check}: not true within ${ms} ms\n${(await g.run(explain)).stdout}`);
-}
 
 describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-server in a guest`, { timeout: 1_800_000 }, () => {
     let vms: GuestSet | undefined;

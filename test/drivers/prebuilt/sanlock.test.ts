@@ -28,7 +28,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { IscsiTarget } from "../../vm/iscsi-target";
 import { csiCallProgram, driverCacheRoot } from "../programs";
 import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
-import { copyIntoGuest, flagOf } from "../guestFiles";
+import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
 import { handedIn } from "./handedIn";
 
 const STORAGE = "slsan";
@@ -107,16 +107,6 @@ const knownSanityFailures: Record<string, RegExp> = {
     "Node Service NodeGetVolumeStats should fail when volume does not exist on the specified path": /^unexpected error: failed to stat volume "csl-v-[^"]+": no such file or directory\s+Expected\s+<codes.Code>: 13\s+to equal\s+<codes.Code>: 5/,
 };
 
-async function guestUntil(g: Guest, check: string, ms: number, explain: string): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-        if ((await g.run(check)).code === 0) {
-            return;
-        }
-        await new Promise((r) => setTimeout(r, 2000));
-    }
-    assert.fail(`${check}: not true within ${ms} ms\n${(await g.run(explain)).stdout}`);
-}
 
 describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one shared VG`, { timeout: 3_000_000 }, () => {
     let vms: GuestSet | undefined;
@@ -215,13 +205,13 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
             const lvmctrldLog = await timed(`lvmctrld ${nodes[i].name}`, async () => {
                 const log = await start(g, lvmctrld, "lvmctrld", { LVM_SYSTEM_DIR: lvmSystemDir });
                 const socket = flagOf(lvmctrld.argv, "--listen").replace(/^unix:\/\//, "");
-                await guestUntil(g, `test -S ${socket}`, 600_000, `cat ${log}; sanlock client status`);
+                await guestUntil(g, `test -S ${socket}`, 600_000, `cat ${log}; sanlock client status`, 2000);
                 return log;
             });
             assert.match(await g.check("sanlock client status"), new RegExp(`^s lvm_${VG}:\\d+:`, "m"), (await g.run(`cat ${lvmctrldLog}`)).stdout);
             const socket = flagOf(driverd.argv, "--listen").replace(/^unix:\/\//, "");
             const driverdLog = await start(g, driverd, "driverd");
-            await guestUntil(g, `test -S ${socket}`, 300_000, `cat ${driverdLog}; echo ---; tail -n 40 ${lvmctrldLog}`);
+            await guestUntil(g, `test -S ${socket}`, 300_000, `cat ${driverdLog}; echo ---; tail -n 40 ${lvmctrldLog}`, 2000);
             served.set(nodes[i].name, { socket, logs: [lvmctrldLog, driverdLog] });
         });
     }
@@ -379,12 +369,12 @@ describe(`csi-sanlock-lvm ${pinned} as rendered, on two iSCSI initiators of one 
         await copyIntoGuest(g, dir, [lvmctrld.root, driverd.root, hostRoot].map((f) => path.relative(dir, f)), dir);
         await timed(`lvmctrld ${nodes[1].name} after reboot`, async () => {
             const log = await start(g, lvmctrld, "lvmctrld", { LVM_SYSTEM_DIR: lvmSystemDir });
-            await guestUntil(g, `test -S ${flagOf(lvmctrld.argv, "--listen").replace(/^unix:\/\//, "")}`, 600_000, `cat ${log}; sanlock client status`);
+            await guestUntil(g, `test -S ${flagOf(lvmctrld.argv, "--listen").replace(/^unix:\/\//, "")}`, 600_000, `cat ${log}; sanlock client status`, 2000);
         });
         assert.match(await g.check("sanlock client status"), new RegExp(`^s lvm_${VG}:\\d+:`, "m"));
         const socket = flagOf(driverd.argv, "--listen").replace(/^unix:\/\//, "");
         const driverdLog = await start(g, driverd, "driverd");
-        await guestUntil(g, `test -S ${socket}`, 300_000, `cat ${driverdLog}`);
+        await guestUntil(g, `test -S ${socket}`, 300_000, `cat ${driverdLog}`, 2000);
         served.set(nodes[1].name, { socket, logs: [driverdLog] });
         // The kubelet stages the volume again for the pod still scheduled there: same host id, the lease of the boot before is this host's.
         const staging = path.join(dir, "staging", "after-reboot");

@@ -41,7 +41,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { PodNetwork, podNetwork } from "../podNetwork";
 import { topolvmBuildDir } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "../runner";
-import { copyIntoGuest, flagOf } from "../guestFiles";
+import { copyIntoGuest, flagOf, tokenKubeconfig } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
 
@@ -117,15 +117,7 @@ function prepare(workload: string, type: string, container: string, o: { root?: 
 }
 
 function kubeconfigFor(serviceAccount: string, server: string): string {
-    const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
-    return yaml.dump({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "engine", cluster: { server, "certificate-authority-data": caData } }],
-        users: [{ name: serviceAccount, user: { token } }],
-        contexts: [{ name: serviceAccount, context: { cluster: "engine", user: serviceAccount } }],
-        "current-context": serviceAccount,
-    });
+    return tokenKubeconfig(serviceAccount, server, caData, kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim());
 }
 
 /**
