@@ -15,7 +15,7 @@ import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, Ru
 import { diffPlans } from "../../tools/plan/diff";
 import { CephPlan, PlannedContainer, withDevices } from "./planned";
 import { performCopies } from "../helpers/planned";
-import { cephScriptText } from "../../components/cephfs/scripts";
+import { cephScriptSetName, cephScriptText } from "../../components/cephfs/scripts";
 import { deviceSlug } from "../../components/cephfs/cluster";
 
 const FS = "shared-fs";
@@ -123,11 +123,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     /**
      * Runs the planned delete of the drain resource of (device key, node) as the local command
      * would (`/bin/sh -c <delete>`, its environment), with fake-kubectl.sh as kubectl; returns
-     * the result and the kubectl argv it made. `declared` is what the node's devices annotation
-     * holds when the delete runs (the new config's list: Pulumi deletes last); undefined: the
-     * annotation cannot be read.
+     * the result and the kubectl argv it made: `local`, the stub's read of the local script set
+     * (cephfs-osd-remove.sh's ConfigMap; undefined when it made none), and `calls`, the others.
+     * `declared` is what the node's devices annotation holds when the delete runs (the new
+     * config's list: Pulumi deletes last); undefined: the annotation cannot be read.
      */
-    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; calls: string[][] }> {
+    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
         const drain = plan.drain(node, devices[key]);
         const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
         fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
@@ -180,7 +181,9 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             calls.push(words.slice(i + 1, i + 1 + n));
             i += 1 + n;
         }
-        return { r, calls };
+        const isLocalRead = (call: string[] | undefined) => call !== undefined && call.at(-1) === "jsonpath={.data.cephfs-osd-remove\\.sh}";
+        assert.ok(!calls.slice(1).some(isLocalRead), "the stub reads the local set once, first");
+        return isLocalRead(calls[0]) ? { r, local: calls[0], calls: calls.slice(1) } : { r, calls };
     }
 
     /** After a refused drain of osd.1: its daemon runs, no OSD was purged, its label is intact. */
@@ -670,7 +673,22 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const unknown = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --context ${CONTEXT}`, ""));
         assert.equal(unknown.r.code, 1, show(unknown.r));
         assert.match(unknown.r.stderr, /refused: cannot tell which Kubernetes cluster the stack's provider uses/);
+        assert.equal(unknown.r.stderr, "zcloud: cephfs-osd-remove: refused: cannot tell which Kubernetes cluster the stack's provider uses (neither kubernetes:context nor kubernetes:kubeconfig is set); nothing was run\n");
+        assert.equal(unknown.local, undefined);
         assert.equal(unknown.calls.length, 0, "no kubectl call at all");
+        // the drain's local set (its stub reads cephfs-osd-remove.sh from it) is gone: the delete
+        // fails loudly before anything else is asked, never skips the drain
+        const localSet = cephScriptSetName(FS, "cephfs-osd-remove.sh");
+        assert.ok(plan.drain(NODE2, devices.b).delete.includes(`' cephfs-osd-remove ${localSet} `));
+        const noLocal = await removeOsd("b", NODE2, devices.c, (d) => d.replace(`' cephfs-osd-remove ${localSet} `, "' cephfs-osd-remove ceph-x-scripts-cephfs-osd-remove-000000000000 "));
+        assert.equal(noLocal.r.code, 1, show(noLocal.r));
+        assert.equal(
+            noLocal.r.stderr,
+            'Error from server (NotFound): configmaps "ceph-x-scripts-cephfs-osd-remove-000000000000" not found\nzcloud: cephfs-osd-remove: refused: cannot read its script set, ConfigMap ceph-x-scripts-cephfs-osd-remove-000000000000 (see above); nothing was run\n',
+        );
+        assert.deepEqual(noLocal.local, ["--context", CONTEXT, "--namespace", "zcloud-storage", "get", "configmap", "ceph-x-scripts-cephfs-osd-remove-000000000000", "--output", "jsonpath={.data.cephfs-osd-remove\\.sh}"]);
+        assert.deepEqual(noLocal.calls, []);
+        await osd1Untouched();
         // the drain's script set is gone from the cluster: the delete fails, nothing else is asked
         const missingSet = "ceph-x-scripts-osd-drain-000000000000";
         assert.match(plan.drain(NODE2, devices.b).delete, / --script-configmap \S+ --context \S+$/);
@@ -721,6 +739,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
         // the last arguments (the script's own usage text names the flag too)
         const drainSet = / --script-configmap (\S+) --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        assert.deepEqual(removal.local, [...ctx, "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-osd-remove\\.sh}"]);
         assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
         const calls = removal.calls.slice(1);
         const sorted = (sel: string) => sel.split(",").sort().join(",");
