@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -18,6 +19,7 @@ import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scr
 import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
+import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 
@@ -412,5 +414,55 @@ describe(`an existing stack made by ${beforeStub} (gates and drains with their l
         const drains = (p: PlanRun) => p.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map(bytes);
         assert.ok(Math.min(...drains(inline)) > 10_000, `before: ${Math.min(...drains(inline))}`);
         assert.ok(Math.max(...drains(run)) < 2_500, `drain inputs now: ${Math.max(...drains(run))}`);
+    });
+});
+
+describe("a change of cephfs-gate.sh in review (--diff, --out): the set's diff once, one line per gate", () => {
+    test("a stack whose gates ran an older cephfs-gate.sh set: the diff of the script once, each gate one line; --out writes the set's text", () => {
+        const setName = cephScriptSetName("shared-fs", "cephfs-gate.sh");
+        const bundle = cephScriptBundle("cephfs-gate.sh");
+        // the stack as an older cephfs-gate.sh left it: another text (one line less), its own set name and hash
+        const oldText = bundle.text.replace("gs_said=1\n", "");
+        assert.notEqual(oldText, bundle.text);
+        const oldSha = createHash("sha256").update(oldText).digest("hex");
+        const oldName = setName.replace(bundle.id, oldSha.slice(0, 12));
+        const before = run.resources.map((r) => {
+            const json = JSON.stringify(r).split(setName).join(oldName).split(bundle.sha256).join(oldSha);
+            const copy = JSON.parse(json) as PlannedResource;
+            if (r.name === setName) (copy.inputs as any).data["cephfs-gate.sh"] = oldText;
+            return copy;
+        });
+        const text = renderScriptSetChanges(before, run.resources);
+        const lines = text.split("\n");
+        assert.equal(lines[0], "Script sets changed (each once):");
+        assert.equal(lines.filter((l) => l.startsWith("cephfs-gate.sh: script set ")).length, 1, text);
+        assert.ok(text.includes(`cephfs-gate.sh: script set ${bundle.id} (was ${oldSha.slice(0, 12)}): cephfs-gate.sh changed; cephfs-kube.sh unchanged\n--- cephfs-gate.sh ${oldSha.slice(0, 12)}\n+++ cephfs-gate.sh ${bundle.id}\n`), text);
+        assert.equal(lines.filter((l) => l === "+    gs_said=1").length, 1, text);
+        const users = lines.filter((l) => l.includes(" runs script set "));
+        assert.deepEqual(users, gates().map((g) => `  ${g.name}: cephfs-gate.sh runs script set ${bundle.id} (was ${oldSha.slice(0, 12)})`));
+        // no gate carries the script: the per-gate change is one line, the text appears once
+        assert.equal(text.split("gs_admin_pod()").length - 1, 0, "unchanged lines of the script are not repeated per gate");
+        // --out: the set's text, once
+        assert.deepEqual(scriptSetFiles(run.resources).filter((f) => f.path.endsWith("/cephfs-gate.sh")), [{ path: `scripts/${bundle.id}/cephfs-gate.sh`, text: bundle.text }]);
+    });
+
+    test("the drains name their set too: a changed cephfs-osd-remove.sh shows once, each drain one line", () => {
+        const setName = cephScriptSetName("shared-fs", "cephfs-osd-remove.sh");
+        const bundle = cephScriptBundle("cephfs-osd-remove.sh");
+        const oldText = `${bundle.text}# older\n`;
+        const oldSha = createHash("sha256").update(oldText).digest("hex");
+        const oldName = setName.replace(bundle.id, oldSha.slice(0, 12));
+        const before = run.resources.map((r) => {
+            const copy = JSON.parse(JSON.stringify(r).split(setName).join(oldName).split(bundle.sha256).join(oldSha)) as PlannedResource;
+            if (r.name === setName) (copy.inputs as any).data["cephfs-osd-remove.sh"] = oldText;
+            return copy;
+        });
+        const text = renderScriptSetChanges(before, run.resources);
+        assert.equal(text.split("\n").filter((l) => l.startsWith("cephfs-osd-remove.sh: script set ")).length, 1, text);
+        const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
+        assert.deepEqual(
+            text.split("\n").filter((l) => l.includes(" runs script set ")),
+            drains.map((d) => `  ${d}: cephfs-osd-remove.sh runs script set ${bundle.id} (was ${oldSha.slice(0, 12)})`),
+        );
     });
 });
