@@ -121,37 +121,32 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     const osdWorkload: Record<string, string> = {};
 
     /**
-     * Runs the planned delete of the drain resource of (device key, node) as the local command
-     * would (`/bin/sh -c <delete>`, its environment), with fake-kubectl.sh as kubectl; returns
-     * the result and the kubectl argv it made: `local`, the stub's read of the local script set
-     * (cephfs-osd-remove.sh's ConfigMap; undefined when it made none), and `calls`, the others.
-     * `declared` is what the node's devices annotation holds when the delete runs (the new
-     * config's list: Pulumi deletes last); undefined: the annotation cannot be read.
+     * Runs a planned local command string as the command provider would (`/bin/sh -c <command>`,
+     * its environment) with fake-kubectl.sh as kubectl, which serves the planned script-set
+     * ConfigMaps of `from` and `exec`s in the test cluster with the admin container's env;
+     * `prepare` fills its pods/ and nodes/ directories. Returns the result and the kubectl argv it made.
      */
-    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
-        const drain = plan.drain(node, devices[key]);
+    async function runLocalCommand(command: string, environment: Record<string, string> | undefined, from: CephPlan, prepare: (dir: string) => void = () => undefined): Promise<{ r: RunResult; calls: string[][] }> {
         const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
         fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
         fs.mkdirSync(path.join(dir, "pods"));
         fs.mkdirSync(path.join(dir, "nodes"));
         // the script-set ConfigMaps as the API server holds them once `pulumi up` made them
-        for (const [name, data] of Object.entries(plan.scriptSets)) {
+        for (const [name, data] of Object.entries(from.scriptSets)) {
             fs.mkdirSync(path.join(dir, "configmaps", name), { recursive: true });
             for (const [key, text] of Object.entries(data)) fs.writeFileSync(path.join(dir, "configmaps", name, key), text);
         }
-        if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
-        const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
-        if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
+        prepare(dir);
         const adminEnv = c.env();
         fs.writeFileSync(path.join(dir, "admin.env"), Object.entries(adminEnv).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
         const log = path.join(dir, "calls");
         fs.writeFileSync(log, "");
         const started = Date.now();
         const r = await new Promise<RunResult>((resolve, reject) => {
-            const child = spawn("/bin/sh", ["-c", edit(drain.delete)], {
+            const child = spawn("/bin/sh", ["-c", command], {
                 env: {
                     PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-                    ...(drain.environment ?? {}),
+                    ...(environment ?? {}),
                     ZCLOUD_TEST_KUBECTL_LOG: log,
                     ZCLOUD_TEST_ADMIN_POD: ADMIN_POD,
                     ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
@@ -181,6 +176,24 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             calls.push(words.slice(i + 1, i + 1 + n));
             i += 1 + n;
         }
+        return { r, calls };
+    }
+
+    /**
+     * Runs the planned delete of the drain resource of (device key, node) as the local command
+     * would (runLocalCommand); returns the result and the kubectl argv it made: `local`, the
+     * stub's read of the local script set (cephfs-osd-remove.sh's ConfigMap; undefined when it
+     * made none), and `calls`, the others. `declared` is what the node's devices annotation holds
+     * when the delete runs (the new config's list: Pulumi deletes last); undefined: the
+     * annotation cannot be read.
+     */
+    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
+        const drain = plan.drain(node, devices[key]);
+        const { r, calls } = await runLocalCommand(edit(drain.delete), drain.environment, plan, (dir) => {
+            if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
+            const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
+            if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
+        });
         const isLocalRead = (call: string[] | undefined) => call !== undefined && call.at(-1) === "jsonpath={.data.cephfs-osd-remove\\.sh}";
         assert.ok(!calls.slice(1).some(isLocalRead), "the stub reads the local set once, first");
         return isLocalRead(calls[0]) ? { r, local: calls[0], calls: calls.slice(1) } : { r, calls };
@@ -863,6 +876,21 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             fs.renameSync(path.join(c.tmp, "log", `${name}.out`), path.join(c.tmp, "log", `${name}-before-gate.out`));
             c.containerDaemon(name, container);
         };
+        // two gate resources as planned, run as the command provider runs them: their stub reads
+        // cephfs-kube.sh + cephfs-gate.sh from its ConfigMap, which reads ceph-gate.sh's set and
+        // runs it in the admin pod (fake-kubectl.sh: in the test cluster)
+        for (const [from, name, said] of [
+            [grown, `${FS}-gate-mon-c`, "zcloud: mon.c: in the quorum"],
+            [plan, `${FS}-gate-${NODE2}-ok-to-stop`, `zcloud: host ${NODE2}: osd 2 ok to stop`],
+        ] as const) {
+            const planned = from.gate(name);
+            const localSet = cephScriptSetName(FS, "cephfs-gate.sh");
+            assert.ok(planned.create.includes(`' cephfs-gate ${localSet} `), name);
+            const run = await runLocalCommand(planned.create, planned.environment, from);
+            assert.deepEqual(decisions(ok(run.r).stdout), [said], name);
+            assert.deepEqual(run.calls[0], ["--context", CONTEXT, "--namespace", "zcloud-storage", "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-gate\\.sh}"], name);
+            assert.deepEqual(run.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"], ["get", "pods"], ["exec", ADMIN_POD]], name);
+        }
         // mon: a stopped mon fails the gate with its name, the quorum and the health detail; back, it passes
         assert.deepEqual(decisions(ok(await gate("mon-quorum", "--id", "c")).stdout), ["zcloud: mon.c: in the quorum"]);
         let t0 = Date.now();

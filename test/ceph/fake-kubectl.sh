@@ -1,9 +1,10 @@
 #!/bin/bash
-# fake-kubectl.sh: `kubectl` for the Ceph tier's run of the planned OSD drain
-# (its stub, components/node/run-script-set.sh, and components/node/cephfs-osd-remove.sh), which
-# has no API server to talk to. It answers only the calls they make, records every argv, and
+# fake-kubectl.sh: `kubectl` for the Ceph tier's run of the planned OSD drain and gates (their
+# stub, components/node/run-script-set.sh, then cephfs-osd-remove.sh / cephfs-gate.sh), which
+# have no API server to talk to. It answers only the calls they make, records every argv, and
 # plays Kubernetes' part against the test cluster:
-#   get configmap <name> --output jsonpath={.data.<key>\.sh} (ceph-osd-drain, cephfs-osd-remove)
+#   get configmap <name> --output jsonpath={.data.<key>\.sh} (ceph-osd-drain, cephfs-osd-remove,
+#                                       ceph-gate, cephfs-gate)
 #                                    -> the content of $ZCLOUD_TEST_CONFIGMAPS/<name>/<key>.sh
 #                                       (the planned ConfigMap); none: NotFound, as the API says
 #   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
@@ -47,6 +48,8 @@ case "${1:-} ${2:-}" in
         case "${4:-} ${5:-}" in
             "--output jsonpath={.data.ceph-osd-drain\.sh}") key=ceph-osd-drain.sh ;;
             "--output jsonpath={.data.cephfs-osd-remove\.sh}") key=cephfs-osd-remove.sh ;;
+            "--output jsonpath={.data.ceph-gate\.sh}") key=ceph-gate.sh ;;
+            "--output jsonpath={.data.cephfs-gate\.sh}") key=cephfs-gate.sh ;;
             *) die "get configmap: unexpected $*" ;;
         esac
         [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/$key" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }
