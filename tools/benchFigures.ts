@@ -29,6 +29,18 @@ export function inputSizes(resources: PlannedResource[]): Array<{ name: string; 
         .sort((a, b) => b.bytes - a.bytes);
 }
 
+export interface LocalCommandFigures {
+    count: number;
+    bytes: number;
+    largest: number;
+}
+
+/** Count, input bytes in all and the largest's of some resources. */
+function localCommandFigures(rs: PlannedResource[]): LocalCommandFigures {
+    const sizes = rs.map((r) => Buffer.byteLength(JSON.stringify(r.inputs)));
+    return { count: sizes.length, bytes: sizes.reduce((a, b) => a + b, 0), largest: Math.max(0, ...sizes) };
+}
+
 export interface InputFigures {
     /** Inputs of one LVM node's resources (script copy, disk command, label), 4 devices. */
     lvmNodeBytes: number;
@@ -36,6 +48,10 @@ export interface InputFigures {
     cephfs3x4Bytes: number;
     /** Of those, the remote side: the disk commands and their script copies. */
     cephfs3x4RemoteBytes: number;
+    /** Of those, the roll's health gates (local commands): count, bytes in all, the largest's. */
+    cephfs3x4Gates: LocalCommandFigures;
+    /** Of those, the OSD drains (local commands, one per OSD). */
+    cephfs3x4Drains: LocalCommandFigures;
     /** The planned resources the figures come from: 10 LVM nodes, and the CephFS stack. */
     stacks: Record<"lvm: 10 nodes, 4 devices each" | "cephfs: 3 hosts, 4 OSDs", PlannedResource[]>;
 }
@@ -58,6 +74,8 @@ export async function inputFigures(program?: string): Promise<InputFigures> {
         lvmNodeBytes: Math.round(inputBytes(ofNodes) / nodes),
         cephfs3x4Bytes: inputBytes(ceph),
         cephfs3x4RemoteBytes: inputBytes(ceph.filter((r) => r.type.startsWith("command:remote:"))),
+        cephfs3x4Gates: localCommandFigures(ceph.filter((r) => r.type === "command:local:Command" && r.name.includes("-gate-"))),
+        cephfs3x4Drains: localCommandFigures(ceph.filter((r) => r.type === "command:local:Command" && r.name.endsWith("-drain"))),
         stacks: { "lvm: 10 nodes, 4 devices each": lvm, "cephfs: 3 hosts, 4 OSDs": ceph },
     };
 }
@@ -69,6 +87,7 @@ export function inputFigureLines(f: InputFigures, verbose: boolean): string[] {
     const lines = [
         `plan inputs per LVM node (4 devices): ${kb(f.lvmNodeBytes)} (goal <= 4 KB)`,
         `plan inputs of a 3-host CephFS with 4 OSDs: ${kb(f.cephfs3x4Bytes)} (goal <= 300 KB), of which disk commands and script copies ${kb(f.cephfs3x4RemoteBytes)}`,
+        `  its ${f.cephfs3x4Gates.count} health gates: ${kb(f.cephfs3x4Gates.bytes)} (largest ${kb(f.cephfs3x4Gates.largest)}); its ${f.cephfs3x4Drains.count} OSD drains: ${kb(f.cephfs3x4Drains.bytes)} (largest ${kb(f.cephfs3x4Drains.largest)})`,
     ];
     if (verbose) {
         for (const [label, resources] of Object.entries(f.stacks)) {

@@ -5,14 +5,13 @@ import { isKubeconfigContent } from "../config/formats";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
-import { readNodeScript, shellQuote } from "../node/script";
 import { renderNodeCommand } from "../node/shipped";
 import { nodeWipeArgs } from "../node/wipe";
 import { DeviceWipe } from "../config/model";
 import { deviceSlug } from "./cluster";
 import { CephAdminPods } from "./admin";
 import { CephPods, cephPaths } from "./pods";
-import { cephScriptCommand } from "./scripts";
+import { cephScriptCommand, localScriptCommand } from "./scripts";
 
 /**
  * The cluster the Kubernetes provider uses, as kubectl options: the stack's kubernetes:context
@@ -35,14 +34,6 @@ export function drainKubeTarget(context: string | undefined, kubeconfig: string 
         return { context };
     }
     return kubeconfigIsSecret || isKubeconfigContent(kubeconfig) ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
-}
-
-/**
- * A local script that acts through the storage's admin pods (the drain, the gates), with the
- * library they share (cephfs-kube.sh: the provider's cluster, kubectl, script sets) in front.
- */
-export function localKubeScript(file: "cephfs-osd-remove.sh" | "cephfs-gate.sh"): string {
-    return `${readNodeScript("cephfs-kube.sh")}\n${readNodeScript(file)}`;
 }
 
 /** kubectl target options of a local script (content goes through the environment, never argv). */
@@ -161,9 +152,11 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
  */
 function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
-    // The drain reads its Ceph script set from this ConfigMap at delete time; depending on it
-    // keeps it until the drain itself is gone (its name is in the delete string state holds).
+    // The drain reads its script sets from these ConfigMaps at delete time (its stub the local
+    // one, cephfs-osd-remove.sh the Ceph one); depending on them keeps them until the drain
+    // itself is gone or updated (their names are in the delete string state holds).
     const script = pods.scriptSet("ceph-osd-drain.sh");
+    const local = pods.scriptSet("cephfs-osd-remove.sh");
     const removeArgs = (fsid: string, ns: string, scriptSet: string) => [
         "--namespace",
         ns,
@@ -192,15 +185,13 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         {
             // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
-                .all([a.fsid, pods.namespace, script.metadata.name])
-                .apply(([fsid, ns, scriptSet]) =>
-                    ["sh", "-c", shellQuote(localKubeScript("cephfs-osd-remove.sh")), "cephfs-osd-remove", ...removeArgs(fsid, ns, scriptSet).map(shellQuote)].join(" "),
-                ),
+                .all([a.fsid, pods.namespace, script.metadata.name, local.metadata.name])
+                .apply(([fsid, ns, scriptSet, localSet]) => localScriptCommand("cephfs-osd-remove.sh", localSet, removeArgs(fsid, ns, scriptSet))),
             ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },
         {
             ...pods.child,
-            dependsOn: [...deps, script],
+            dependsOn: [...deps, script, local],
             customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
         },
     );

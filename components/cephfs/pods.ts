@@ -5,7 +5,7 @@ import { mount } from "../k8s/workloads";
 import { commonLabels } from "../naming";
 import { cephNames } from "./cluster";
 import { configHash, guardHash } from "./gates";
-import { CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
+import { CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, ScriptSetScript, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
 
 export type Container = k8s.types.input.core.v1.Container;
 export type Volume = k8s.types.input.core.v1.Volume;
@@ -69,7 +69,7 @@ export class CephPods {
     readonly child: pulumi.CustomResourceOptions;
     private readonly image: string;
     private readonly confVolume: Volume;
-    private readonly scriptSets = new Map<CephScript, k8s.core.v1.ConfigMap>();
+    private readonly scriptSets = new Map<ScriptSetScript, k8s.core.v1.ConfigMap>();
     private readonly confHash: pulumi.Output<string>;
     private readonly keys: Record<CephKeyName, pulumi.Output<string>>;
     private readonly templates = new Map<string, k8s.types.input.core.v1.PodTemplateSpec>();
@@ -140,8 +140,9 @@ export class CephPods {
      * The immutable ConfigMap of one script set (made on first use, one per storage and set). Its
      * name carries the set's id, so a changed script is a new ConfigMap and the old one is
      * deleted only after everything that referred to it (pods rolled, drains updated or deleted).
+     * Local sets (cephfs-gate.sh, cephfs-osd-remove.sh) are read by the gates' and drains' stub.
      */
-    scriptSet(script: CephScript): k8s.core.v1.ConfigMap {
+    scriptSet(script: ScriptSetScript): k8s.core.v1.ConfigMap {
         let cm = this.scriptSets.get(script);
         if (cm === undefined) {
             const name = cephScriptSetName(this.storage, script);

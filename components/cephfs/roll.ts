@@ -1,10 +1,10 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { shellQuote } from "../node/script";
 import { CephAdminPods } from "./admin";
 import { CephGateOrder, daemonSelector, guardHash, renderGateArgs } from "./gates";
-import { DrainKubeTarget, drainKubeArgs, localKubeScript } from "./osds";
+import { DrainKubeTarget, drainKubeArgs } from "./osds";
 import { CephPods } from "./pods";
+import { localScriptCommand } from "./scripts";
 
 export interface CephGatesArgs {
     pods: CephPods;
@@ -22,10 +22,13 @@ export const gateGuardsEnv = "ZCLOUD_GATE_GUARDS";
 /**
  * The health gates of one storage's roll (gates.ts gives their order): each a local command that
  * runs cephfs-gate.sh where `pulumi up` runs, which runs ceph-gate.sh in a running admin pod (the
- * drains' mechanism: the provider's cluster, the script set from its immutable ConfigMap). It
+ * drains' mechanism: the provider's cluster, the script set from its immutable ConfigMap). The
+ * command carries only a stub (scripts.ts localScriptCommand): cephfs-gate.sh's set too is read
+ * from its immutable ConfigMap, so 18 gates do not carry 18 copies of the script. It
  * runs on create and again on every update; its environment carries the sha256 of the pod
  * templates it guards, so any change of one (image, ceph.conf, keys, resources, scripts) runs
- * the gate again, in place. A gate's delete does nothing. The roll's first gate (roll-start) also
+ * the gate again, in place (no `update`: the provider runs `create` again). A gate's delete
+ * does nothing. The roll's first gate (roll-start) also
  * gets the selector of the storage's daemon Deployments: while none exists (the storage's
  * creation) it passes without asking Ceph.
  */
@@ -49,29 +52,31 @@ export class CephGates {
         const selector = Object.entries(admin.labels)
             .map(([k, v]) => `${k}=${v}`)
             .join(",");
-        const run = pulumi.all([this.a.fsid, pods.namespace, script.metadata.name]).apply(([fsid, ns, scriptSet]) =>
-            [
-                "sh",
-                "-c",
-                shellQuote(localKubeScript("cephfs-gate.sh")),
-                "cephfs-gate",
-                ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube), ...(step.first ? ["--daemons", daemonSelector(pods.storage)] : []), "--", ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds)].map(shellQuote),
-            ].join(" "),
-        );
+        const local = pods.scriptSet("cephfs-gate.sh");
+        const run = pulumi
+            .all([this.a.fsid, pods.namespace, script.metadata.name, local.metadata.name])
+            .apply(([fsid, ns, scriptSet, localSet]) =>
+                localScriptCommand("cephfs-gate.sh", localSet, [
+                    ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube)],
+                    ...(step.first ? ["--daemons", daemonSelector(pods.storage)] : []),
+                    "--",
+                    ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds),
+                ]),
+            );
         const templates = new Promise<Record<string, unknown>>((resolve) => this.pending.push(() => resolve(Object.fromEntries(step.guards.map((w) => [w, pods.templateOf(w)])))));
         const guards = pulumi.output(templates).apply((t) => guardHash(t));
         const minutes = `${Math.ceil(this.a.timeoutSeconds / 60) + 5}m`;
         return new command.local.Command(
             step.name,
             {
+                // No `update`: on an update the provider runs `create` again (the same check).
                 create: run,
-                update: run,
                 environment: {
                     [gateGuardsEnv]: guards,
                     ...(kube.kubeconfigContent ? { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(kube.kubeconfigContent) } : {}),
                 },
             },
-            { ...pods.child, dependsOn: [...deps, admin.daemonSet, script], customTimeouts: { create: minutes, update: minutes } },
+            { ...pods.child, dependsOn: [...deps, admin.daemonSet, script, local], customTimeouts: { create: minutes, update: minutes } },
         );
     }
 }

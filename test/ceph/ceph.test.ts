@@ -15,7 +15,7 @@ import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, Ru
 import { diffPlans } from "../../tools/plan/diff";
 import { CephPlan, PlannedContainer, withDevices } from "./planned";
 import { performCopies } from "../helpers/planned";
-import { cephScriptText } from "../../components/cephfs/scripts";
+import { cephScriptSetName, cephScriptText } from "../../components/cephfs/scripts";
 import { deviceSlug } from "../../components/cephfs/cluster";
 
 const FS = "shared-fs";
@@ -121,36 +121,32 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     const osdWorkload: Record<string, string> = {};
 
     /**
-     * Runs the planned delete of the drain resource of (device key, node) as the local command
-     * would (`/bin/sh -c <delete>`, its environment), with fake-kubectl.sh as kubectl; returns
-     * the result and the kubectl argv it made. `declared` is what the node's devices annotation
-     * holds when the delete runs (the new config's list: Pulumi deletes last); undefined: the
-     * annotation cannot be read.
+     * Runs a planned local command string as the command provider would (`/bin/sh -c <command>`,
+     * its environment) with fake-kubectl.sh as kubectl, which serves the planned script-set
+     * ConfigMaps of `from` and `exec`s in the test cluster with the admin container's env;
+     * `prepare` fills its pods/ and nodes/ directories. Returns the result and the kubectl argv it made.
      */
-    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; calls: string[][] }> {
-        const drain = plan.drain(node, devices[key]);
+    async function runLocalCommand(command: string, environment: Record<string, string> | undefined, from: CephPlan, prepare: (dir: string) => void = () => undefined): Promise<{ r: RunResult; calls: string[][] }> {
         const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
         fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
         fs.mkdirSync(path.join(dir, "pods"));
         fs.mkdirSync(path.join(dir, "nodes"));
         // the script-set ConfigMaps as the API server holds them once `pulumi up` made them
-        for (const [name, data] of Object.entries(plan.scriptSets)) {
+        for (const [name, data] of Object.entries(from.scriptSets)) {
             fs.mkdirSync(path.join(dir, "configmaps", name), { recursive: true });
             for (const [key, text] of Object.entries(data)) fs.writeFileSync(path.join(dir, "configmaps", name, key), text);
         }
-        if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
-        const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
-        if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
+        prepare(dir);
         const adminEnv = c.env();
         fs.writeFileSync(path.join(dir, "admin.env"), Object.entries(adminEnv).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
         const log = path.join(dir, "calls");
         fs.writeFileSync(log, "");
         const started = Date.now();
         const r = await new Promise<RunResult>((resolve, reject) => {
-            const child = spawn("/bin/sh", ["-c", edit(drain.delete)], {
+            const child = spawn("/bin/sh", ["-c", command], {
                 env: {
                     PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-                    ...(drain.environment ?? {}),
+                    ...(environment ?? {}),
                     ZCLOUD_TEST_KUBECTL_LOG: log,
                     ZCLOUD_TEST_ADMIN_POD: ADMIN_POD,
                     ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
@@ -181,6 +177,26 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             i += 1 + n;
         }
         return { r, calls };
+    }
+
+    /**
+     * Runs the planned delete of the drain resource of (device key, node) as the local command
+     * would (runLocalCommand); returns the result and the kubectl argv it made: `local`, the
+     * stub's read of the local script set (cephfs-osd-remove.sh's ConfigMap; undefined when it
+     * made none), and `calls`, the others. `declared` is what the node's devices annotation holds
+     * when the delete runs (the new config's list: Pulumi deletes last); undefined: the
+     * annotation cannot be read.
+     */
+    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
+        const drain = plan.drain(node, devices[key]);
+        const { r, calls } = await runLocalCommand(edit(drain.delete), drain.environment, plan, (dir) => {
+            if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
+            const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
+            if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
+        });
+        const isLocalRead = (call: string[] | undefined) => call !== undefined && call.at(-1) === "jsonpath={.data.cephfs-osd-remove\\.sh}";
+        assert.ok(!calls.slice(1).some(isLocalRead), "the stub reads the local set once, first");
+        return isLocalRead(calls[0]) ? { r, local: calls[0], calls: calls.slice(1) } : { r, calls };
     }
 
     /** After a refused drain of osd.1: its daemon runs, no OSD was purged, its label is intact. */
@@ -670,7 +686,22 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const unknown = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --context ${CONTEXT}`, ""));
         assert.equal(unknown.r.code, 1, show(unknown.r));
         assert.match(unknown.r.stderr, /refused: cannot tell which Kubernetes cluster the stack's provider uses/);
+        assert.equal(unknown.r.stderr, "zcloud: cephfs-osd-remove: refused: cannot tell which Kubernetes cluster the stack's provider uses (neither kubernetes:context nor kubernetes:kubeconfig is set); nothing was run\n");
+        assert.equal(unknown.local, undefined);
         assert.equal(unknown.calls.length, 0, "no kubectl call at all");
+        // the drain's local set (its stub reads cephfs-osd-remove.sh from it) is gone: the delete
+        // fails loudly before anything else is asked, never skips the drain
+        const localSet = cephScriptSetName(FS, "cephfs-osd-remove.sh");
+        assert.ok(plan.drain(NODE2, devices.b).delete.includes(`' cephfs-osd-remove ${localSet} `));
+        const noLocal = await removeOsd("b", NODE2, devices.c, (d) => d.replace(`' cephfs-osd-remove ${localSet} `, "' cephfs-osd-remove ceph-x-scripts-cephfs-osd-remove-000000000000 "));
+        assert.equal(noLocal.r.code, 1, show(noLocal.r));
+        assert.equal(
+            noLocal.r.stderr,
+            'Error from server (NotFound): configmaps "ceph-x-scripts-cephfs-osd-remove-000000000000" not found\nzcloud: cephfs-osd-remove: refused: cannot read its script set, ConfigMap ceph-x-scripts-cephfs-osd-remove-000000000000 (see above); nothing was run\n',
+        );
+        assert.deepEqual(noLocal.local, ["--context", CONTEXT, "--namespace", "zcloud-storage", "get", "configmap", "ceph-x-scripts-cephfs-osd-remove-000000000000", "--output", "jsonpath={.data.cephfs-osd-remove\\.sh}"]);
+        assert.deepEqual(noLocal.calls, []);
+        await osd1Untouched();
         // the drain's script set is gone from the cluster: the delete fails, nothing else is asked
         const missingSet = "ceph-x-scripts-osd-drain-000000000000";
         assert.match(plan.drain(NODE2, devices.b).delete, / --script-configmap \S+ --context \S+$/);
@@ -721,6 +752,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
         // the last arguments (the script's own usage text names the flag too)
         const drainSet = / --script-configmap (\S+) --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        assert.deepEqual(removal.local, [...ctx, "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-osd-remove\\.sh}"]);
         assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
         const calls = removal.calls.slice(1);
         const sorted = (sel: string) => sel.split(",").sort().join(",");
@@ -844,6 +876,21 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             fs.renameSync(path.join(c.tmp, "log", `${name}.out`), path.join(c.tmp, "log", `${name}-before-gate.out`));
             c.containerDaemon(name, container);
         };
+        // two gate resources as planned, run as the command provider runs them: their stub reads
+        // cephfs-kube.sh + cephfs-gate.sh from its ConfigMap, which reads ceph-gate.sh's set and
+        // runs it in the admin pod (fake-kubectl.sh: in the test cluster)
+        for (const [from, name, said] of [
+            [grown, `${FS}-gate-mon-c`, "zcloud: mon.c: in the quorum"],
+            [plan, `${FS}-gate-${NODE2}-ok-to-stop`, `zcloud: host ${NODE2}: osd 2 ok to stop`],
+        ] as const) {
+            const planned = from.gate(name);
+            const localSet = cephScriptSetName(FS, "cephfs-gate.sh");
+            assert.ok(planned.create.includes(`' cephfs-gate ${localSet} `), name);
+            const run = await runLocalCommand(planned.create, planned.environment, from);
+            assert.deepEqual(decisions(ok(run.r).stdout), [said], name);
+            assert.deepEqual(run.calls[0], ["--context", CONTEXT, "--namespace", "zcloud-storage", "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-gate\\.sh}"], name);
+            assert.deepEqual(run.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"], ["get", "pods"], ["exec", ADMIN_POD]], name);
+        }
         // mon: a stopped mon fails the gate with its name, the quorum and the health detail; back, it passes
         assert.deepEqual(decisions(ok(await gate("mon-quorum", "--id", "c")).stdout), ["zcloud: mon.c: in the quorum"]);
         let t0 = Date.now();

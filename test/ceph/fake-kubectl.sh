@@ -1,10 +1,11 @@
 #!/bin/bash
-# fake-kubectl.sh: `kubectl` for the Ceph tier's run of the planned OSD drain
-# (components/node/cephfs-osd-remove.sh), which has no API server to talk to. It answers only the
-# calls that script makes, records every argv, and plays Kubernetes' part against the test
-# cluster:
-#   get configmap <name> --output jsonpath={.data.ceph-osd-drain\.sh}
-#                                    -> the content of $ZCLOUD_TEST_CONFIGMAPS/<name>/ceph-osd-drain.sh
+# fake-kubectl.sh: `kubectl` for the Ceph tier's run of the planned OSD drain and gates (their
+# stub, components/node/run-script-set.sh, then cephfs-osd-remove.sh / cephfs-gate.sh), which
+# have no API server to talk to. It answers only the calls they make, records every argv, and
+# plays Kubernetes' part against the test cluster:
+#   get configmap <name> --output jsonpath={.data.<key>\.sh} (ceph-osd-drain, cephfs-osd-remove,
+#                                       ceph-gate, cephfs-gate)
+#                                    -> the content of $ZCLOUD_TEST_CONFIGMAPS/<name>/<key>.sh
 #                                       (the planned ConfigMap); none: NotFound, as the API says
 #   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
 #   get node <name> --output jsonpath={.metadata.annotations.<key>}
@@ -44,11 +45,15 @@ die() {
 
 case "${1:-} ${2:-}" in
     "get configmap")
-        if [ "${4:-}" != --output ] || [ "${5:-}" != 'jsonpath={.data.ceph-osd-drain\.sh}' ]; then
-            die "get configmap: unexpected $*"
-        fi
-        [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }
-        cat "$ZCLOUD_TEST_CONFIGMAPS/$3/ceph-osd-drain.sh"
+        case "${4:-} ${5:-}" in
+            "--output jsonpath={.data.ceph-osd-drain\.sh}") key=ceph-osd-drain.sh ;;
+            "--output jsonpath={.data.cephfs-osd-remove\.sh}") key=cephfs-osd-remove.sh ;;
+            "--output jsonpath={.data.ceph-gate\.sh}") key=ceph-gate.sh ;;
+            "--output jsonpath={.data.cephfs-gate\.sh}") key=cephfs-gate.sh ;;
+            *) die "get configmap: unexpected $*" ;;
+        esac
+        [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/$key" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }
+        cat "$ZCLOUD_TEST_CONFIGMAPS/$3/$key"
         ;;
     "get pods")
         printf '%s' "$ZCLOUD_TEST_ADMIN_POD"

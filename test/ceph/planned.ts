@@ -52,6 +52,13 @@ export interface PlannedDrain {
     environment?: Record<string, string>;
 }
 
+export interface PlannedGate {
+    /** The local command's create string (the stub naming cephfs-gate's set, then its arguments). */
+    create: string;
+    /** Its environment (the guard hash; a kubeconfig's content when the stack gives one). */
+    environment?: Record<string, string>;
+}
+
 /** The tier's stack: one cephfs storage on the test host as two nodes (+ a wipe storage). */
 export interface TierStack {
     storage: string;
@@ -158,6 +165,13 @@ export class CephPlan {
         };
         // An unset `update` makes the command provider run `create` again on an update.
         return { create: get("create"), update: get(inputs.update === undefined ? "create" : "update"), delete: get("delete"), copy: plannedCopy(this.run.resources, resource) };
+    }
+
+    /** A gate local command of the roll (`<storage>-gate-<step>`): its create and environment. */
+    gate(name: string): PlannedGate {
+        const inputs = this.resource(name, "command:local:Command").inputs as unknown as PlannedGate;
+        assert.equal(typeof inputs.create, "string");
+        return inputs;
     }
 
     /** The drain local command of (node, declared device). */

@@ -53,5 +53,9 @@ test(`${baseCommit} -> now: the mon-init script set replaced by a new ConfigMap,
         ...after_.resources
             .filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-") && !/^shared-fs-gate-(mon-|roll-start$)/.test(r.name))
             .map((r) => `update ${r.name} create,update`),
+        // the gates' and drains' local script sets, and the drains' delete now their stub (ceph-roll.test.ts)
+        `create ${cephScriptSetName("shared-fs", "cephfs-gate.sh")}`,
+        `create ${cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")}`,
+        ...after_.resources.filter((r) => r.type === "command:local:Command" && r.name.endsWith("-drain")).map((r) => `update ${r.name} delete`),
     ].sort());
 });

@@ -61,6 +61,8 @@ test("b7ed797 -> now: the image stays v19.2.4; the daemons update in place (scri
     assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
         ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),
         `create kubernetes:core/v1:ConfigMap ${setName(after_, "gate")} `,
+        // the gates' and drains' local script sets (their stubs read them: test/plan/ceph-roll.test.ts)
+        ...["cephfs-gate", "cephfs-osd-remove"].map((set) => `create kubernetes:core/v1:ConfigMap ${setName(after_, set)} `),
         ...gates.map((g) => `create command:local:Command ${g} `),
         ...["mon-a", "mon-b", "mon-c"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         ...["mgr-a", "mgr-b", "mds-a", "mds-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata`),

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -14,10 +15,11 @@ import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
+import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 
@@ -25,6 +27,8 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from 
 const beforeGates = "67000ed";
 /** main with the gates, before the roll-start gate (the roll began with mon a's restart). */
 const beforeRollStart = "31eb1db";
+/** main with every gate and drain carrying its local script inline (cephfs-kube.sh + cephfs-gate.sh / cephfs-osd-remove.sh). */
+const beforeStub = "3aac0da";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const LOCAL = "command:local:Command";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
@@ -47,14 +51,16 @@ let grown: PlanRun;
 let old: PlanRun;
 let untargeted: PlanRun;
 let gated: PlanRun;
+let inline: PlanRun;
 let oldDir = "";
 let cleanup = () => undefined as void;
 before(async () => {
     const o = oldProgram(beforeGates);
     const g = oldProgram(beforeRollStart);
-    cleanup = () => (o.cleanup(), g.cleanup());
+    const i = oldProgram(beforeStub);
+    cleanup = () => (o.cleanup(), g.cleanup(), i.cleanup());
     oldDir = o.dir;
-    [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated] = await Promise.all([
+    [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated, inline] = await Promise.all([
         planValues(values()),
         planValues(values({}, Object.fromEntries(Object.entries(hosts).reverse()))),
         planValues(values({ imageRegistry: "registry.example.com/mirror" })),
@@ -63,8 +69,9 @@ before(async () => {
         planValues(values(), o.program),
         planValues(Object.fromEntries(Object.entries(values()).filter(([k]) => k !== "kubernetes:context"))),
         planValues(values(), g.program),
+        planValues(values(), i.program),
     ]);
-    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated]) assert.equal(r.error, undefined, r.error?.message);
+    for (const r of [run, mirrored, registry, fewerReplicas, grown, old, untargeted, gated, inline]) assert.equal(r.error, undefined, r.error?.message);
 });
 after(() => cleanup());
 
@@ -122,9 +129,11 @@ describe("the roll in the graph", () => {
         const admin = resourceNamed(run, "ceph-shared-fs-admin", "kubernetes:apps/v1:DaemonSet");
         assert.ok(!admin.dependencies.some((d) => d.includes("-mon-")), admin.dependencies.join(" "));
         const set = named(cephScriptSetName("shared-fs", "ceph-gate.sh"));
+        const local = named(cephScriptSetName("shared-fs", "cephfs-gate.sh"));
         for (const g of gates()) {
             assert.ok(g.dependencies.includes(admin.urn), g.name);
             assert.ok(g.dependencies.includes(set.urn), g.name);
+            assert.ok(g.dependencies.includes(local.urn), g.name);
         }
     });
 
@@ -134,12 +143,14 @@ describe("the roll in the graph", () => {
         const selector = "'storage.zcloud.io/storage=shared-fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr,ceph-osd,ceph-mds)'";
         for (const g of gates()) {
             const i = g.inputs as any;
-            assert.equal(i.update, i.create, g.name);
+            // no `update`: on an update the command provider runs `create` again (the same check)
+            assert.equal(i.update, undefined, g.name);
             assert.equal(i.triggers, undefined, g.name);
             assert.equal(i.delete, undefined, g.name);
             // The SDK marks triggers replace-on-change; a gate sets none, so nothing of it replaces.
             assert.deepEqual(g.replaceOnChanges, ["triggers[*]"], g.name);
-            assert.match(i.create, /^sh -c '.*' cephfs-gate --namespace zcloud-storage --admin-selector \S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin (--daemons '[^']+' )?-- /s);
+            // the stub, the local set's ConfigMap and hash, then cephfs-gate.sh's arguments
+            assert.match(i.create, new RegExp(`^sh -c '.*' cephfs-gate ${cephScriptSetName("shared-fs", "cephfs-gate.sh")} ${cephScriptBundle("cephfs-gate.sh").sha256} --namespace zcloud-storage --admin-selector \\S+ --script-configmap ceph-shared-fs-scripts-gate-[0-9a-f]{12} --context prod-admin (--daemons '[^']+' )?-- `, "s"));
             // only the first gate passes while no daemon of the storage runs (its creation)
             assert.equal(i.create.includes(` --daemons ${selector} -- `), g.name === "shared-fs-gate-roll-start", g.name);
             assert.match(env(g)[gateGuardsEnv], /^[0-9a-f]{64}$/);
@@ -198,7 +209,7 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
         assert.deepEqual(
             changedGates(grown),
             // node4's osd-up also waits for one OSD more (--osds 2): its command changes, in place
-            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} ${g === "node4-osd-up" ? "create," : ""}environment.${gateGuardsEnv}${g === "node4-osd-up" ? ",update" : ""}`),
+            ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} ${g === "node4-osd-up" ? "create," : ""}environment.${gateGuardsEnv}`),
         );
         const changes = diffPlans(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
@@ -214,7 +225,8 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         const oldMonInit = old.resources.filter((r) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-")).map((r) => r.name);
         assert.equal(oldMonInit.length, 1);
         assert.notEqual(oldMonInit[0], cephScriptSetName("shared-fs", "ceph-mon-init.sh"));
-        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...gates().map((g) => g.name)].sort());
+        const localSets = [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")];
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...localSets, ...gates().map((g) => g.name)].sort());
         assert.deepEqual(by("replace"), []);
         assert.deepEqual(by("delete"), oldMonInit);
         const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
@@ -236,7 +248,7 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 assert.match(conf, /^[0-9a-f]{64}$/);
                 assert.match(keys, /^[0-9a-f]{64}$/);
             } else {
-                // The drain's delete carries the shared kubectl library now (cephfs-kube.sh).
+                // The drain's delete is the stub naming the local set now (nothing runs on its update).
                 assert.deepEqual(c.fields, ["delete"], c.resource.name);
             }
         }
@@ -313,8 +325,8 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
-            // 18 gates, the gate and new mon-init sets created; the old mon-init set deleted; nothing replaced
-            assert.ok(/\n1 to delete, 15 to update, 20 to create\n/.test(out), out);
+            // 18 gates, the gate, local and new mon-init sets created; the old mon-init set deleted; nothing replaced
+            assert.ok(/\n1 to delete, 15 to update, 22 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -327,6 +339,8 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
         // test/plan/ceph-key-rotation.test.ts holds those changes; here only the gates'.
         const all = diffPlans(gated.resources, run.resources);
         const isGateSet = (r: { type: string; name: string }) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-");
+        // the gates' and drains' local sets and the drains' stub: the next describe's change
+        const isLocal = (r: { type: string; name: string }) => (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-cephfs-")) || (r.type === LOCAL && r.name.endsWith("-drain"));
         const changes = all.filter((c) => isRollGate(c.resource) || isGateSet(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         const oldSet = gated.resources.filter((r) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-")).map((r) => r.name);
@@ -348,11 +362,107 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
         // other changes are the mon-init set's (the mons, the set's ConfigMap: test/plan/ceph-key-rotation.test.ts)
         const release = (c: (typeof all)[number]) =>
             /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name) || (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !release(c)).map((c) => c.resource.name), []);
+        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !release(c)).map((c) => c.resource.name), []);
         // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
         const text = renderChanges(changes);
         assert.doesNotMatch(text, /(create|update)(, \w+)* changed/);
         assert.ok(text.includes("\n                          note: its script set or kubectl target changes; the gate runs again\n"), text);
         assert.ok(text.includes("note: its check changes: osd-up --host node5 --timeout 600 -> osd-up --host node5 --osds 2 --timeout 600; its script set or kubectl target changes; the gate runs again"), text);
+    });
+});
+
+describe(`an existing stack made by ${beforeStub} (gates and drains with their local script inline)`, () => {
+    test("pulumi up: the two local script sets created; every gate and drain updated in place (its command the stub); nothing else changes, nothing replaced or deleted", () => {
+        const changes = diffPlans(inline.resources, run.resources);
+        const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")].sort());
+        assert.deepEqual(by("replace"), []);
+        assert.deepEqual(by("delete"), []);
+        const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
+        assert.equal(drains.length, 4);
+        assert.deepEqual(by("update"), [...gates().map((g) => g.name), ...drains].sort());
+        for (const c of changes.filter((x) => x.kind === "update")) {
+            assert.deepEqual(c.replaceBecause, [], c.resource.name);
+            const before = c.before!.inputs as any;
+            const now = c.resource.inputs as any;
+            if (isRollGate(c.resource)) {
+                // the gate runs again on this update (its check: harmless, it passes on a healthy
+                // cluster); its guard hash, environment and arguments are as they were; `update`
+                // goes (the provider runs `create` on an update)
+                assert.deepEqual(c.fields, ["create", "update"], c.resource.name);
+                assert.equal(now.update, undefined, c.resource.name);
+                assert.deepEqual(now.environment, before.environment, c.resource.name);
+                assert.equal(gateArgs(c.resource), gateArgs(c.before!), c.resource.name);
+                assert.ok(before.create.includes("ck_kube_target") && !now.create.includes("ck_kube_target"), c.resource.name);
+            } else {
+                // a drain has no create or update: its update runs nothing, state takes the new delete
+                assert.deepEqual(c.fields, ["delete"], c.resource.name);
+                assert.equal(now.create, undefined);
+                assert.equal(now.update, undefined);
+                const args = (d: string) => d.slice(d.lastIndexOf(" --namespace "));
+                assert.equal(args(now.delete), args(before.delete), c.resource.name);
+            }
+        }
+    });
+
+    test("the inputs shrink: the 18 gates from ~18 KB each to under 2.5 KB (the stub, in create only), the drains from ~11 KB to under 2.5 KB", () => {
+        const bytes = (r: PlannedResource) => Buffer.byteLength(JSON.stringify(r.inputs));
+        const was = gates(inline).map(bytes);
+        const now = gates().map(bytes);
+        assert.ok(Math.min(...was) > 15_000, `before: ${Math.min(...was)}`);
+        assert.ok(Math.max(...now) < 2_500, `gate inputs now: ${Math.max(...now)}`);
+        const drains = (p: PlanRun) => p.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map(bytes);
+        assert.ok(Math.min(...drains(inline)) > 10_000, `before: ${Math.min(...drains(inline))}`);
+        assert.ok(Math.max(...drains(run)) < 2_500, `drain inputs now: ${Math.max(...drains(run))}`);
+    });
+});
+
+describe("a change of cephfs-gate.sh in review (--diff, --out): the set's diff once, one line per gate", () => {
+    test("a stack whose gates ran an older cephfs-gate.sh set: the diff of the script once, each gate one line; --out writes the set's text", () => {
+        const setName = cephScriptSetName("shared-fs", "cephfs-gate.sh");
+        const bundle = cephScriptBundle("cephfs-gate.sh");
+        // the stack as an older cephfs-gate.sh left it: another text (one line less), its own set name and hash
+        const oldText = bundle.text.replace("gs_said=1\n", "");
+        assert.notEqual(oldText, bundle.text);
+        const oldSha = createHash("sha256").update(oldText).digest("hex");
+        const oldName = setName.replace(bundle.id, oldSha.slice(0, 12));
+        const before = run.resources.map((r) => {
+            const json = JSON.stringify(r).split(setName).join(oldName).split(bundle.sha256).join(oldSha);
+            const copy = JSON.parse(json) as PlannedResource;
+            if (r.name === setName) (copy.inputs as any).data["cephfs-gate.sh"] = oldText;
+            return copy;
+        });
+        const text = renderScriptSetChanges(before, run.resources);
+        const lines = text.split("\n");
+        assert.equal(lines[0], "Script sets changed (each once):");
+        assert.equal(lines.filter((l) => l.startsWith("cephfs-gate.sh: script set ")).length, 1, text);
+        assert.ok(text.includes(`cephfs-gate.sh: script set ${bundle.id} (was ${oldSha.slice(0, 12)}): cephfs-gate.sh changed; cephfs-kube.sh unchanged\n--- cephfs-gate.sh ${oldSha.slice(0, 12)}\n+++ cephfs-gate.sh ${bundle.id}\n`), text);
+        assert.equal(lines.filter((l) => l === "+    gs_said=1").length, 1, text);
+        const users = lines.filter((l) => l.includes(" runs script set "));
+        assert.deepEqual(users, gates().map((g) => `  ${g.name}: cephfs-gate.sh runs script set ${bundle.id} (was ${oldSha.slice(0, 12)})`));
+        // no gate carries the script: the per-gate change is one line, the text appears once
+        assert.equal(text.split("gs_admin_pod()").length - 1, 0, "unchanged lines of the script are not repeated per gate");
+        // --out: the set's text, once
+        assert.deepEqual(scriptSetFiles(run.resources).filter((f) => f.path.endsWith("/cephfs-gate.sh")), [{ path: `scripts/${bundle.id}/cephfs-gate.sh`, text: bundle.text }]);
+    });
+
+    test("the drains name their set too: a changed cephfs-osd-remove.sh shows once, each drain one line", () => {
+        const setName = cephScriptSetName("shared-fs", "cephfs-osd-remove.sh");
+        const bundle = cephScriptBundle("cephfs-osd-remove.sh");
+        const oldText = `${bundle.text}# older\n`;
+        const oldSha = createHash("sha256").update(oldText).digest("hex");
+        const oldName = setName.replace(bundle.id, oldSha.slice(0, 12));
+        const before = run.resources.map((r) => {
+            const copy = JSON.parse(JSON.stringify(r).split(setName).join(oldName).split(bundle.sha256).join(oldSha)) as PlannedResource;
+            if (r.name === setName) (copy.inputs as any).data["cephfs-osd-remove.sh"] = oldText;
+            return copy;
+        });
+        const text = renderScriptSetChanges(before, run.resources);
+        assert.equal(text.split("\n").filter((l) => l.startsWith("cephfs-osd-remove.sh: script set ")).length, 1, text);
+        const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
+        assert.deepEqual(
+            text.split("\n").filter((l) => l.includes(" runs script set ")),
+            drains.map((d) => `  ${d}: cephfs-osd-remove.sh runs script set ${bundle.id} (was ${oldSha.slice(0, 12)})`),
+        );
     });
 });

@@ -43,9 +43,11 @@ const template = (r: PlannedResource) => (r.inputs as any).spec.template;
 const setName = (short: string, script: Parameters<typeof cephScriptBundle>[0]) => `ceph-shared-fs-scripts-${short}-${cephScriptBundle(script).id}`;
 
 describe("CephFS script sets", () => {
-    test("one immutable ConfigMap per script set, named by its id, holding lib.sh + ceph-lib.sh + the script", () => {
+    test("one immutable ConfigMap per script set, named by its id, holding lib.sh + ceph-lib.sh + the script (cephfs-kube.sh + the script: the local sets)", () => {
         const sets = resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-"));
         assert.deepEqual(sets.map((r) => r.name).sort(), [
+            setName("cephfs-gate", "cephfs-gate.sh"),
+            setName("cephfs-osd-remove", "cephfs-osd-remove.sh"),
             setName("fs", "ceph-fs.sh"),
             setName("gate", "ceph-gate.sh"),
             setName("keyring", "ceph-keyring.sh"),
@@ -59,6 +61,10 @@ describe("CephFS script sets", () => {
         assert.deepEqual(Object.keys(osd.data), ["ceph-osd.sh"]);
         assert.equal(osd.data["ceph-osd.sh"], ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd.sh"].map(readNodeScript).join("\n"));
         assert.match(cephScriptBundle("ceph-osd.sh").id, /^[0-9a-f]{12}$/);
+        // the gates' and drains' local sets: cephfs-kube.sh + the script, read by their stub
+        const gate = named(setName("cephfs-gate", "cephfs-gate.sh"), CONFIG_MAP).inputs as any;
+        assert.equal(gate.immutable, true);
+        assert.deepEqual(gate.data, { "cephfs-gate.sh": ["cephfs-kube.sh", "cephfs-gate.sh"].map(readNodeScript).join("\n") });
     });
 
     test("an OSD pod runs its set from the mounted ConfigMap and carries the set's hash", () => {

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
@@ -103,7 +103,11 @@ describe("CephFS graph", () => {
         assert.ok(dependsOn(osd, disks));
         const del = String((drain.inputs as any).delete);
         const fsid = /fsid = ([0-9a-f-]{36})/.exec(String((named("shared-fs-ceph-conf", CONFIG_MAP).inputs as any).data["ceph.conf"]))![1];
-        assert.match(del, new RegExp(`cephfs-osd-remove --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 --devices-annotation storage\\.zcloud\\.io/cephfs-devices `));
+        // the stub, the local set's ConfigMap and hash, then cephfs-osd-remove.sh's arguments
+        const local = cephScriptSetName("shared-fs", "cephfs-osd-remove.sh");
+        assert.ok(dependsOn(drain, named(local, CONFIG_MAP)), "the local set outlives the drain that names it");
+        assert.match(del, new RegExp(`^sh -c '.*' cephfs-osd-remove ${local} ${cephScriptBundle("cephfs-osd-remove.sh").sha256} --namespace zcloud-storage --fsid ${fsid} --node node5 --device /dev/disk/by-id/wwn-0x6 --devices-annotation storage\\.zcloud\\.io/cephfs-devices `, "s"));
+        assert.ok(Buffer.byteLength(del) < 2500, `the delete carries no script text: ${Buffer.byteLength(del)} bytes`);
         assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
         assert.match(del, / --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12}$/);
@@ -305,7 +309,7 @@ describe("CephFS graph", () => {
         const args = del.slice(del.indexOf(" cephfs-osd-remove ") + 1).split(" ");
         args[args.indexOf("--admin-selector") + 1] = sorted(args[args.indexOf("--admin-selector") + 1]);
         assert.deepEqual(args, [
-            ...["cephfs-osd-remove", "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
+            ...["cephfs-osd-remove", cephScriptSetName("shared-fs", "cephfs-osd-remove.sh"), cephScriptBundle("cephfs-osd-remove.sh").sha256, "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
             ...["--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", sorted(adminSelector.join(","))],
             ...["--osd-deployment", "ceph-shared-fs-osd-node5-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-shared-fs-osd-node5-sdb", "--timeout", "600"],
             ...["--script-configmap", cephScriptSetName("shared-fs", "ceph-osd-drain.sh")],

@@ -79,12 +79,14 @@ describe("--diff-plan", () => {
         // script-set part (the commands themselves are listed: their arguments gained --node)
         // and the roll's gates (roll-start, 1 mon, 2 mgrs, noout set/unset, 2 hosts, 2 mdss: test/plan/ceph-roll.test.ts)
         const gates = ["roll-start", "mon-a", "mgr-a", "mgr-b", "noout-set", "noout-unset", "n1-ok-to-stop", "n1-osd-up", "n2-ok-to-stop", "n2-osd-up", "mds-a-handover", "mds-a-active", "mds-b-handover", "mds-b-active"];
-        assert.deepEqual(kinds("+"), [...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...gates.map((g) => `shared-gate-${g}`)].sort());
+        // (and the gates' and drains' local sets, read by their stubs)
+        const localSets = (["cephfs-gate.sh", "cephfs-osd-remove.sh"] as const).map((s) => cephScriptSetName("shared", s));
+        assert.deepEqual(kinds("+"), [...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...localSets, ...gates.map((g) => `shared-gate-${g}`)].sort());
         assert.deepEqual(kinds("+-"), ["shared-filesystem"]);
         assert.deepEqual(kinds("~"), ["ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
         assert.deepEqual(kinds("-"), []);
-        assert.equal(lines[lines.length - 1], "1 to replace, 11 to update, 22 to create");
-        assert.ok(r.stdout.includes("\n1 to replace, 11 to update, 22 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
+        assert.equal(lines[lines.length - 1], "1 to replace, 11 to update, 24 to create");
+        assert.ok(r.stdout.includes("\n1 to replace, 11 to update, 24 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
         const disks = scriptBundle(cephDiskScriptFiles).id;
         assert.ok(r.stdout.includes(`\ncephfs-disks: script set ${disks} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
         // the script change once per set (the old plan carried the text inline, not as a set),
@@ -102,16 +104,21 @@ describe("--diff-plan", () => {
             `  shared-n1-disks: cephfs-disks runs script set ${disks} (was inline in the old plan)`,
             `  shared-n2-disks: cephfs-disks runs script set ${disks} (was inline in the old plan)`,
         ]);
-        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets, two disk commands
-        assert.equal(runs.length, 11);
+        const drainSet = cephScriptBundle("cephfs-osd-remove.sh").id;
+        assert.deepEqual(runs.filter((l) => l.includes("cephfs-osd-remove.sh")), [
+            `  shared-n1-osd-sdb-drain: cephfs-osd-remove.sh runs script set ${drainSet} (was inline in the old plan)`,
+            `  shared-n2-osd-sdb-drain: cephfs-osd-remove.sh runs script set ${drainSet} (was inline in the old plan)`,
+        ]);
+        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets, two disk commands, two drains
+        assert.equal(runs.length, 13);
     });
 
-    test("--out writes each script set's text once, under scripts/<id>/<script>: the in-cluster sets and the node bundle", async () => {
+    test("--out writes each script set's text once, under scripts/<id>/<script>: the in-cluster sets, the gates' and drains' local sets and the node bundle", async () => {
         const out = path.join(dir, "out");
         const r = await plan(path.join(dir, "Pulumi.prod.yaml"), "--out", out);
         assert.equal(r.code, 0, r.stderr);
         const sets = fs.readdirSync(path.join(out, "scripts")).sort();
-        const scripts = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"] as const;
+        const scripts = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh", "cephfs-gate.sh", "cephfs-osd-remove.sh"] as const;
         const disks = scriptBundle(cephDiskScriptFiles);
         assert.deepEqual(sets, [...scripts.map((s) => cephScriptBundle(s).id), disks.id].sort());
         assert.equal(fs.readFileSync(path.join(out, "scripts", disks.id, "cephfs-disks.sh"), "utf8"), disks.text);

@@ -13,7 +13,8 @@ import { PlannedResource } from "./model";
  * script ConfigMaps (component label `ceph-scripts`) and the node bundles (a CopyToRemote's file
  * asset, read from its file when that still holds the hash state names). Users are the pod
  * templates whose annotation `storage.zcloud.io/script-sets` names their sets
- * (`<script>=<sha256>,...`) and the node commands whose stub names a bundle by hash.
+ * (`<script>=<sha256>,...`), the node commands whose stub names a bundle by hash, and the local
+ * commands (CephFS gates and drains) whose stub names a ConfigMap's set by hash.
  */
 const setsAnnotation = "storage.zcloud.io/script-sets";
 const setComponent = "ceph-scripts";
@@ -78,9 +79,22 @@ export function scriptSetTexts(resources: PlannedResource[]): Map<string, Script
 /** `sh -c '<stub>' NAME STAGED SHA256 ...`: the bundle a node command's stub runs, as NAME. */
 const stubBundle = /sh -c '(?:[^']|'"'"')*' (\S+) \S+\.sh ([0-9a-f]{64})(?: |$)/s;
 
+/** `sh -c '<stub>' NAME CONFIGMAP SHA256 ...`: the local set a gate's or drain's stub runs (NAME.sh of CONFIGMAP). */
+const localStubSet = /^sh -c '(?:[^']|'"'"')*' ([a-z0-9-]+) [a-z0-9.-]+ ([0-9a-f]{64})(?: |$)/s;
+
 /** Script -> sha256 of the sets a resource runs: its pod template's, or its stub's (none: not a script user). */
 export function scriptSetsUsed(r: PlannedResource): Map<string, string> {
     const used = new Map<string, string>();
+    if (r.type === "command:local:Command") {
+        for (const phase of ["create", "delete"]) {
+            const m = localStubSet.exec(String(r.inputs[phase] ?? ""));
+            if (m) {
+                used.set(`${m[1]}.sh`, m[2]);
+                break;
+            }
+        }
+        return used;
+    }
     if (r.type === "command:remote:Command") {
         for (const phase of ["create", "delete"]) {
             const m = stubBundle.exec(String(r.inputs[phase] ?? ""));

@@ -39,7 +39,8 @@ test("8. up creates identity, keys and disk commands once, then stops at the rol
     const hosts = Object.fromEntries(Object.entries(sandbox.nodes).map(([n, s]) => [n, [s.devices[0]]]));
     await stack.init(sandboxValues(sandbox, { namespace: "zcloud-storage", cephfs: [{ name: storage, default: true, hosts }] }));
     const policyPack = path.join(repoRoot, "policy");
-    const refusal = /gate roll-start --fsid [0-9a-f-]{36} --timeout 600: refused: cannot tell which Kubernetes cluster the stack's provider uses .*no daemon was restarted after this gate/;
+    // the gate's stub refuses before it reads its script set (components/node/run-script-set.sh)
+    const refusal = /shared-fs-gate-roll-start[\s\S]*zcloud: cephfs-gate: refused: cannot tell which Kubernetes cluster the stack's provider uses \(neither kubernetes:context nor kubernetes:kubeconfig is set\); nothing was run/;
     const first = await stack.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", policyPack]);
     assert.notEqual(first.code, 0, "the roll must stop at a gate it cannot run");
     assert.match(first.output, refusal);
