@@ -12,7 +12,10 @@
  *   of its own, with its ServiceAccount's token; its CSI socket is forwarded into the guest over
  *   SSH, where kubernetes-csi's csi-sanity runs against both sockets and our CSI client
  *   (csi-call) drives a volume as the kubelet and the sidecars would: create, publish with XFS,
- *   write, expand, read back.
+ *   write, expand, read back;
+ * - the thick storage's guest reboots with a volume published: what the node keeps (VG, LV
+ *   activation, mounts) is observed before anything of ours runs, then lvmd and topolvm-node
+ *   start again as rendered and the same volume publishes with its data.
  *
  * Needs root, QEMU and the guest image (test/vm), the engine tools (test/engine/build-tools.sh)
  * and the driver builds (build-drivers.sh); all are built once and cached.
