@@ -12,7 +12,10 @@
  *   of its own, with its ServiceAccount's token; its CSI socket is forwarded into the guest over
  *   SSH, where kubernetes-csi's csi-sanity runs against both sockets and our CSI client
  *   (csi-call) drives a volume as the kubelet and the sidecars would: create, publish with XFS,
- *   write, expand, read back.
+ *   write, expand, read back;
+ * - the thick storage's guest reboots with a volume published: what the node keeps (VG, LV
+ *   activation, mounts) is observed before anything of ours runs, then lvmd and topolvm-node
+ *   start again as rendered and the same volume publishes with its data.
  *
  * Needs root, QEMU and the guest image (test/vm), the engine tools (test/engine/build-tools.sh)
  * and the driver builds (build-drivers.sh); all are built once and cached.
@@ -69,14 +72,18 @@ interface StorageUnderTest {
     thin?: { overprovisionRatio: number; snapshots: boolean };
     /** csi-sanity specs skipped for this storage; everything else must pass. */
     skips: SanitySkip[];
+    /** Its guest reboots in the last test (booted rebootable). */
+    reboots?: boolean;
 }
 
 const storages: StorageUnderTest[] = [
-    { name: "gthick", node: "topolvm-a", disk: "tl-thick", skips: thickSkips },
+    { name: "gthick", node: "topolvm-a", disk: "tl-thick", skips: thickSkips, reboots: true },
     { name: "gthin", node: "topolvm-b", disk: "tl-thin", thin: { overprovisionRatio: 4, snapshots: true }, skips: [] },
 ];
 const [thick, thin] = storages;
 
+/** The controller's CSI socket on this machine, once it serves (forwarded into each guest). */
+let controllerSocket: string | undefined;
 /** Where everything of this run lives, on this machine and at the same path in the guests. */
 const suffix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-3)}`;
 const dir = `/tmp/zg-${suffix}`;
@@ -149,6 +156,37 @@ function prepare(workload: string, type: string, container: string, node: string
         hostRoot,
         pod: { nodeName: node, podName: `${container}-x`, namespace: NAMESPACE, podIP: "10.0.2.15" },
     });
+}
+
+/** Serves the controller's CSI socket at controllerInGuest in the guest (again after a reboot: the forward ends with the guest's SSH). */
+async function forwardController(g: Guest): Promise<void> {
+    assert.ok(controllerSocket, "topolvm-controller serves (test above)");
+    hostProcesses.push(g.forwardSocket(controllerInGuest, controllerSocket));
+    await guestUntil(g, `mkdir -p ${dir} && test -S ${controllerInGuest}`, 30_000, "true");
+}
+
+/**
+ * Starts lvmd, then topolvm-node, from the rendered containers on the storage's node (new
+ * container roots, the node's shared host directory): resolves once both serve, with
+ * topolvm-node's socket and log.
+ */
+async function startNodePods(s: StorageUnderTest): Promise<{ nodeSocket: string; nodeLog: string }> {
+    const g = guestOf(s);
+    const lvmd = prepare(`lvmd-${s.name}`, DAEMON_SET, "lvmd", s.node, hostRootOf(s));
+    const node = prepare("topolvm-node", DAEMON_SET, "topolvm-node", s.node, hostRootOf(s));
+    const lvmdSocket = lvmd.pathOf("/run/topolvm/lvmd.sock");
+    const nodeSocket = flagOf(node.argv, "--csi-socket");
+    // Both pods' files, laid out here, at the same paths in the guest (the host directory they share included).
+    const kc = path.join(dir, `${s.node}.kubeconfig`);
+    if (!fs.existsSync(kc)) {
+        fs.writeFileSync(kc, kubeconfigFor("topolvm-node", `https://${HOST_FROM_GUEST}:${apiPort}`), { mode: 0o600 });
+    }
+    await copyIntoGuest(g, dir, [lvmd.root, node.root, hostRootOf(s), kc].map((f) => path.relative(dir, f)), dir);
+    const lvmdLog = await startInGuest(g, lvmd, "none");
+    await guestUntil(g, `test -S ${lvmdSocket}`, 60_000, `cat ${lvmdLog}`);
+    const nodeLog = await startInGuest(g, node, "node", { KUBECONFIG: kc });
+    await guestUntil(g, `test -S ${nodeSocket}`, 120_000, `cat ${nodeLog}`);
+    return { nodeSocket, nodeLog };
 }
 
 /** Starts a container's launch script in the guest, detached; its output goes to <root>.log. */
@@ -232,7 +270,7 @@ before(async () => {
     controlPlane = path.join(dir, "controlplane");
     // The guests boot while the control plane starts: the slow parts overlap.
     const [set] = await Promise.all([
-        timed("guests boot", () => bootGuests(storages.map((s) => ({ name: s.node, disks: [{ serial: s.disk, sizeMiB: 8192 }], memoryMiB: 1536 })))),
+        timed("guests boot", () => bootGuests(storages.map((s) => ({ name: s.node, disks: [{ serial: s.disk, sizeMiB: 8192 }], memoryMiB: 1536, rebootable: s.reboots === true })))),
         timed("control plane start", () => run$("bash", [path.join(repo, "test/engine/controlplane.sh"), "start", controlPlane], { env })),
     ]);
     vms = set;
@@ -297,18 +335,7 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
     for (const s of storages) {
         test(`${s.name}: lvmd and topolvm-node run from the rendered containers on ${s.node}; topolvm-node publishes its free capacity on the Node`, async () => {
             const g = guestOf(s);
-            const lvmd = prepare(`lvmd-${s.name}`, DAEMON_SET, "lvmd", s.node, hostRootOf(s));
-            const node = prepare("topolvm-node", DAEMON_SET, "topolvm-node", s.node, hostRootOf(s));
-            const lvmdSocket = lvmd.pathOf("/run/topolvm/lvmd.sock");
-            const nodeSocket = flagOf(node.argv, "--csi-socket");
-            // Both pods' files, laid out here, at the same paths in the guest (the host directory they share included).
-            const kc = path.join(dir, `${s.node}.kubeconfig`);
-            fs.writeFileSync(kc, kubeconfigFor("topolvm-node", `https://${HOST_FROM_GUEST}:${apiPort}`), { mode: 0o600 });
-            await copyIntoGuest(g, dir, [lvmd.root, node.root, hostRootOf(s), kc].map((f) => path.relative(dir, f)), dir);
-            const lvmdLog = await startInGuest(g, lvmd, "none");
-            await guestUntil(g, `test -S ${lvmdSocket}`, 60_000, `cat ${lvmdLog}`);
-            const nodeLog = await startInGuest(g, node, "node", { KUBECONFIG: kc });
-            await guestUntil(g, `test -S ${nodeSocket}`, 120_000, `cat ${nodeLog}`);
+            const { nodeSocket, nodeLog } = await startNodePods(s);
             // With a thin pool, lvmd reports the pool's free space times the overprovision ratio.
             const free = s.thin
                 ? (await g.check(`lvs --noheadings --units b --nosuffix -o lv_size,data_percent zcloud-${s.name}/pool`)).trim().split(/\s+/)
@@ -335,10 +362,10 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         started.push(c);
         const socket = flagOf(p.argv, "--csi-socket");
         assert.equal(await waitFor(c, () => fs.existsSync(socket), 60_000), "ready", `topolvm-controller did not serve on ${socket}:\n${c.output()}`);
+        controllerSocket = socket;
         for (const s of storages) {
             const g = guestOf(s);
-            hostProcesses.push(g.forwardSocket(controllerInGuest, socket));
-            await guestUntil(g, `mkdir -p ${dir} && test -S ${controllerInGuest}`, 30_000, "true");
+            await forwardController(g);
             const caps = await csiCall(g, controllerInGuest, "controller-caps", []);
             // What the thick storage's skips below are about: claimed for every device class.
             assert.deepEqual(caps.capabilities.map((x: any) => x.rpc.type).sort(), ["CLONE_VOLUME", "CREATE_DELETE_SNAPSHOT", "CREATE_DELETE_VOLUME", "EXPAND_VOLUME", "GET_CAPACITY"]);
@@ -436,6 +463,51 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         await csiCall(g, controllerInGuest, "delete-snapshot", [`-snapshot=${snapshot.snapshotId}`]);
         assert.notEqual((await g.run(`lvs zcloud-${thin.name}/${snapshot.snapshotId}`)).code, 0);
         await removeVolume(thin, volume.volumeId, target);
+        assert.equal(logicalVolumes().length, 0);
+    });
+
+    test(`${thick.name}: ${thick.node} reboots with a volume published; nothing of ours runs until lvmd and topolvm-node start again as rendered, then the same volume publishes with its data`, async () => {
+        const g = guestOf(thick);
+        const vg = `zcloud-${thick.name}`;
+        const volume = await createVolume(thick, "pvc-reboot");
+        const target = await publish(thick, volume, "reboot");
+        const sum = (await g.check(`head -c 16M /dev/urandom >${target}/data && sync && sha256sum <${target}/data`)).trim();
+        const { nodeSocket } = servedOn(thick);
+        const ms = await timed(`reboot ${thick.node}`, () => g.reboot(600_000));
+        process.stderr.write(`[drivers] ${thick.node} back over SSH ${(ms / 1000).toFixed(1)} s after the reboot\n`);
+        // What the node is like before anything of ours runs again: observed first, asserted after.
+        const seen: Record<string, { code: number | null; stdout: string; stderr: string }> = {
+            programs: await g.run("pgrep -a -f '/opt/zcloud/[t]opolvm/'"),
+            vg: await g.run(`vgs --noheadings -o vg_name,pv_count,lv_count,vg_tags ${vg}`),
+            lv: await g.run(`lvs --noheadings -o lv_name,lv_active,lv_attr ${vg}/${volume.volumeId}`),
+            dm: await g.run("dmsetup ls"),
+            mounted: await g.run(`findmnt ${target}`),
+            target: await g.run(`ls -ld ${target}`),
+            tmp: await g.run("findmnt -n -o FSTYPE /tmp"),
+            sockets: await g.run(`ls -l ${nodeSocket}`),
+            lvmConfig: await g.run("lvmconfig --typeconfig diff"),
+            devicesFile: await g.run("ls /etc/lvm/devices"),
+        };
+        for (const [what, r] of Object.entries(seen)) {
+            process.stderr.write(`[drivers] after reboot, ${what}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+        }
+        assert.notEqual(seen.programs.code, 0, `nothing of ours runs after the reboot: ${seen.programs.stdout}`);
+        assert.match(seen.vg.stdout, new RegExp(`^\\s*${vg}\\s+1\\s+1\\s+zcloud\\.machine=`), "the VG is found on its device at boot, stamped, with the volume's LV");
+        assert.notEqual(seen.mounted.code, 0, "the published mount is gone");
+        const active = seen.lv.stdout.trim().split(/\s+/)[1] === "active";
+        process.stderr.write(`[drivers] after reboot the LV is ${active ? "active (event autoactivation at boot)" : "not active"}\n`);
+
+        // The kubelet starts the DaemonSet's pods again: the same containers, as rendered. A socket
+        // left from the boot before would pass for a served one: gone first.
+        await g.run(`rm -f ${nodeSocket}`);
+        const restarted = await timed(`lvmd and topolvm-node ${thick.node} after reboot`, () => startNodePods(thick));
+        served.set(thick.name, { guest: g, ...restarted });
+        // The kubelet publishes the pod's volume again at the same target.
+        await g.check(`mkdir -p ${target}`);
+        await timed(`NodePublishVolume ${thick.node} after reboot`, () => publish(thick, volume, "reboot"));
+        assert.equal((await g.check(`sha256sum <${target}/data`)).trim(), sum, "the data survived the reboot");
+        await forwardController(g);
+        await removeVolume(thick, volume.volumeId, target);
         assert.equal(logicalVolumes().length, 0);
     });
 });

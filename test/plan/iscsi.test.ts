@@ -118,6 +118,16 @@ describe("iSCSI graph", () => {
         assert.deepEqual(csiDriver.spec, { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ["Persistent"] });
     });
 
+    test("driverd's startup probe outlasts a lockspace rejoin after a node's unclean stop (166.5 s measured, docs/drivers.md)", () => {
+        // lvmctrld serves, and driverd's socket appears, only once the node holds the VG's lockspace;
+        // after a reboot sanlock first waits out the host id's lease of the boot before.
+        const node = (resourceNamed(run, "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;
+        const driverd = node.containers.find((c: any) => c.name === "driverd");
+        assert.deepEqual(driverd.startupProbe, { httpGet: { path: "/healthz", port: "healthz" }, failureThreshold: 60, periodSeconds: 10 });
+        const rejoinAfterRebootSeconds = 166.5;
+        assert.ok(driverd.startupProbe.failureThreshold * driverd.startupProbe.periodSeconds >= 3 * rejoinAfterRebootSeconds);
+    });
+
     test("every image pinned, policies pass, the password appears nowhere in the plan", () => {
         const images = [...new Set(run.resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image)))].sort();
         assert.deepEqual(images, [

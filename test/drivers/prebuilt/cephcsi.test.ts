@@ -372,4 +372,43 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
         const left = await c.cephJson<{ name: string }[]>(["fs", "subvolume", "ls", FS, "csi"]);
         assert.ok(!left.some((s) => s.name === subvolume), `${subvolume} is deleted: ${JSON.stringify(left)}`);
     });
+    it("the node plugin and its ceph-fuse killed with a volume published (what a node reboot leaves here): the plugin started again as rendered stages and publishes it again with its data", async () => {
+        const created = (await csiCall(sockets.controller, "create", ["-name=pvc-cephcsi-0002", `-size=${GiB}`, ...Object.entries(parameters).map(([k, v]) => `-param=${k}=${v}`)])).volume;
+        const ctx = created.volumeContext as Record<string, string>;
+        const context = Object.entries(ctx).map(([k, v]) => `-context=${k}=${v}`);
+        const staging = path.join(c.tmp, "kubelet", "staging", ctx.subvolumeName);
+        const target = path.join(c.tmp, "kubelet", "pods", "pod-2", "volumes", "mount");
+        fs.mkdirSync(staging, { recursive: true });
+        const attach = async () => {
+            await csiCall(sockets.node, "stage", [`-volume=${created.volumeId}`, `-staging=${staging}`, ...context]);
+            await csiCall(sockets.node, "publish", [`-volume=${created.volumeId}`, `-staging=${staging}`, `-target=${target}`, ...context]);
+        };
+        await attach();
+        ok(await c.exec(["sh", "-c", 'head -c 4M /dev/urandom > "$1/data" && sync', "write", target]));
+        const sum = ok(await c.exec(["sha256sum", path.join(target, "data")])).stdout.split(" ")[0];
+
+        // A reboot ends the node plugin and the ceph-fuse process behind the staging mount at
+        // once, and no mount survives it: the same here, by pid, then both mounts dropped.
+        await c.stopDaemon("cephcsi-nodeplugin", 0);
+        const fuse = ok(await c.exec(["sh", "-c", 'for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = ceph-fuse ] && tr "\\0" "\\n" <$d/cmdline | grep -qxF -- "$1" && echo ${d#/proc/}; done; true', "fuse", staging])).stdout.trim().split("\n").filter(Boolean);
+        assert.equal(fuse.length, 1, `one ceph-fuse serves ${staging}: ${fuse.join(" ")}`);
+        ok(await c.exec(["sh", "-c", 'kill -KILL "$1"', "kill", fuse[0]])); // the shell's kill: the chroot has no procps
+        ok(await c.exec(["umount", "-l", target]));
+        ok(await c.exec(["umount", "-l", staging]));
+        assert.equal((await c.exec(["findmnt", staging])).code, 1, "nothing mounted at the staging path");
+        fs.rmSync(sockets.node, { force: true });
+
+        // The kubelet starts the DaemonSet's pod again, then stages and publishes the pod's volume.
+        const started = Date.now();
+        sockets.node = await startPlugin(renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet"), "nodeplugin", NODES[0]);
+        await attach();
+        process.stderr.write(`[cephcsi] node plugin restarted, volume staged and published again in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+        assert.match(ok(await c.exec(["findmnt", "-n", "-o", "FSTYPE", staging])).stdout, /^fuse\.ceph-fuse/);
+        assert.equal(ok(await c.exec(["sha256sum", path.join(target, "data")])).stdout.split(" ")[0], sum, "the data is the volume's");
+
+        await csiCall(sockets.node, "unpublish", [`-volume=${created.volumeId}`, `-target=${target}`]);
+        await csiCall(sockets.node, "unstage", [`-volume=${created.volumeId}`, `-staging=${staging}`]);
+        assert.equal((await c.exec(["findmnt", staging])).code, 1, "nothing stays mounted");
+        await csiCall(sockets.controller, "delete", [`-volume=${created.volumeId}`]);
+    });
 });

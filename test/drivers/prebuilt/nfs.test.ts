@@ -9,6 +9,8 @@
  * test/drivers/README.md). The guest is the node: its address is the server's and the nodes'.
  *
  * - csi-sanity's full suite against the node socket and the controller socket;
+ * - the node rebooted with a volume published: the mount gone, nothing of ours running; the
+ *   plugins started again as rendered publish the same volume with its data;
  * - per onDelete (delete, retain, archive: one storage each), CreateVolume with the planned
  *   StorageClass's parameters and mount options plus the metadata external-provisioner adds
  *   (`--extra-create-metadata`), NodePublishVolume, a file written, DeleteVolume: the directory
@@ -164,7 +166,7 @@ describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-serv
             throw new Error(`apt-get download ${serverPackages.join(" ")} failed (the guest image lacks them; this machine's apt must reach Debian bookworm): ${e.stderr ?? e}`);
         }
         fs.copyFileSync(plugin, path.join(dir, "bin", "nfsplugin"));
-        const booting = timed("guest boot", () => bootGuests([{ name: NODE }]));
+        const booting = timed("guest boot", () => bootGuests([{ name: NODE, rebootable: true }]));
         run = await planYaml(stackYaml());
         assert.equal(run.error, undefined, run.error?.message);
         vms = await booting;
@@ -193,6 +195,22 @@ describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-serv
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
+    /** The controller's and the node's `nfs` containers, laid out below ctl<round> and node<round>. */
+    const preparePlugins = (round: string): { controller: PreparedContainer; node: PreparedContainer } => {
+        const pod = (podName: string) => ({ nodeName: NODE, podName, namespace: NAMESPACE, podIP: ADDRESS, hostIP: ADDRESS });
+        const controller = prepareContainer(run, workload("kubernetes:apps/v1:Deployment", "csi-provisioner"), "nfs", {
+            root: path.join(dir, `ctl${round}`),
+            hostRoot: path.join(dir, "host"),
+            pod: pod("csi-driver-nfs-controller-0"),
+        });
+        const node = prepareContainer(run, workload("kubernetes:apps/v1:DaemonSet", "node-driver-registrar"), "nfs", {
+            root: path.join(dir, `node${round}`),
+            hostRoot: path.join(dir, "host"),
+            pod: pod(`csi-driver-nfs-node-${NODE}`),
+        });
+        return { controller, node };
+    };
+
     const start = async (which: "controller" | "node", p: PreparedContainer): Promise<string> => {
         const g = guest();
         const script = guestCommand(p, { program: `${guestBin}/nfsplugin`, network: "node" });
@@ -209,17 +227,7 @@ describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-serv
     };
 
     test("the controller's and the node's plugin serve CSI with their rendered args, env and mounts", async () => {
-        const pod = (podName: string) => ({ nodeName: NODE, podName, namespace: NAMESPACE, podIP: ADDRESS, hostIP: ADDRESS });
-        const controller = prepareContainer(run, workload("kubernetes:apps/v1:Deployment", "csi-provisioner"), "nfs", {
-            root: path.join(dir, "ctl"),
-            hostRoot: path.join(dir, "host"),
-            pod: pod("csi-driver-nfs-controller-0"),
-        });
-        const node = prepareContainer(run, workload("kubernetes:apps/v1:DaemonSet", "node-driver-registrar"), "nfs", {
-            root: path.join(dir, "node"),
-            hostRoot: path.join(dir, "host"),
-            pod: pod(`csi-driver-nfs-node-${NODE}`),
-        });
+        const { controller, node } = preparePlugins("");
         // Both run the image's entrypoint (no command), with the node name as their node ID.
         for (const p of [controller, node]) {
             assert.equal(p.argv[0], "(image entrypoint)");
@@ -352,4 +360,68 @@ describe(`csi-driver-nfs ${pinned} as rendered, against Debian's nfs-kernel-serv
             await g.check(`rm -rf ${EXPORT}/${ns} ${EXPORT}/archived-${ns}`);
         });
     }
+    test("the node reboots with a volume published: the mount is gone and nothing of ours runs; the plugins started again as rendered publish the same volume with its data", async () => {
+        const g = guest();
+        const s = storages[0];
+        const sc = storageClass(s.name);
+        const pv = "pvc-reboot-0a1b2c3d";
+        const ns = "web-reboot";
+        const claim = "data-reboot";
+        const parameters = { ...(sc.parameters as Record<string, string>), [metadataKeys.namespace]: ns, [metadataKeys.claim]: claim, [metadataKeys.pv]: pv };
+        const capability = ["-fs=", "-access-mode=MULTI_NODE_MULTI_WRITER", ...s.mountOptions.map((o) => `-mount-flag=${o}`)];
+        const volume = (await csiCall("controller", "create", [`-name=${pv}`, `-size=${GiB}`, ...capability, ...Object.entries(parameters).map(([k, v]) => `-param=${k}=${v}`)])).volume;
+        assert.ok(volume?.volumeId);
+        const context = Object.entries(volume.volumeContext ?? {}).map(([k, v]) => `-context=${k}=${v}`);
+        const podVolume = `/var/lib/kubelet/pods/0000-reboot/volumes/kubernetes.io~csi/${pv}/mount`;
+        assert.ok(nodePlugin, "the node plugin runs (test above)");
+        const target = nodePlugin.pathOf(podVolume);
+        await csiCall("node", "publish", [`-volume=${volume.volumeId}`, `-target=${target}`, ...capability, ...context]);
+        const resolved = (await g.check(`realpath ${target}`)).trim();
+        assert.equal(mountsAt(await g.check("cat /proc/mounts"), resolved).length, 1);
+        const sum = (await g.check(`head -c 16M /dev/urandom >${target}/data && sync && sha256sum <${target}/data`)).trim();
+        const oldSockets = [socketOf("controller"), socketOf("node")];
+
+        const ms = await timed("reboot", () => g.reboot(600_000));
+        process.stderr.write(`[nfs] ${NODE} back over SSH ${(ms / 1000).toFixed(1)} s after the reboot\n`);
+        const seen: Record<string, { code: number | null; stdout: string; stderr: string }> = {
+            programs: await g.run(`pgrep -a -f '${guestBin}/[n]fsplugin'`),
+            mounted: await g.run(`findmnt ${resolved}`),
+            target: await g.run(`ls -ld ${resolved}`),
+            server: await g.run("systemctl is-active nfs-server"),
+            exports: await g.run("exportfs -v"),
+        };
+        for (const [what, r] of Object.entries(seen)) {
+            process.stderr.write(`[nfs] after reboot, ${what}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+        }
+        assert.notEqual(seen.programs.code, 0, `nothing of ours runs after the reboot: ${seen.programs.stdout}`);
+        assert.notEqual(seen.mounted.code, 0, "the published mount is gone");
+        assert.equal(seen.server.stdout.trim(), "active", "the NFS server is back (enabled by its package)");
+        assert.match(seen.exports.stdout, new RegExp(`^${EXPORT}\\s`, "m"));
+
+        // The kubelet starts the pods again: the same containers, as rendered, in new roots (a socket
+        // left from the boot before would pass for a served one: gone first).
+        await g.run(`rm -f ${oldSockets.join(" ")}`);
+        const again = preparePlugins("-r");
+        await copyIntoGuest(g, dir, ["ctl-r", "node-r", "host"], dir);
+        nodePlugin = again.node;
+        await timed("plugins after reboot", async () => {
+            await start("controller", again.controller);
+            await start("node", again.node);
+        });
+        // The kubelet publishes the pod's volume again at the same path.
+        const targetAgain = again.node.pathOf(podVolume);
+        assert.equal((await g.check(`realpath -m ${targetAgain}`)).trim(), resolved);
+        await timed("NodePublishVolume after reboot", () => csiCall("node", "publish", [`-volume=${volume.volumeId}`, `-target=${targetAgain}`, ...capability, ...context]));
+        const mounts = mountsAt(await g.check("cat /proc/mounts"), resolved);
+        assert.equal(mounts.length, 1, JSON.stringify(mounts));
+        assert.equal(mounts[0].source, `${ADDRESS}:${EXPORT}/${ns}/${claim}/${pv}`);
+        for (const option of s.mountOptions.map(shownAs)) {
+            assert.ok(mounts[0].options.includes(option), `${option} not in ${mounts[0].options.join(",")}`);
+        }
+        assert.equal((await g.check(`sha256sum <${targetAgain}/data`)).trim(), sum, "the data survived the reboot");
+        await csiCall("node", "unpublish", [`-volume=${volume.volumeId}`, `-target=${targetAgain}`]);
+        assert.equal(mountsAt(await g.check("cat /proc/mounts"), resolved).length, 0);
+        await csiCall("controller", "delete", [`-volume=${volume.volumeId}`]);
+        assert.equal((await g.run(`test -e ${EXPORT}/${ns}`)).code, 1, "onDelete delete removed the directory and its emptied parents");
+    });
 });
