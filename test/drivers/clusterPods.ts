@@ -69,3 +69,22 @@ export function inClusterEnter(o: InClusterOptions): { enter: string[]; env: Rec
         env: { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(o.apiPort) },
     };
 }
+
+/** A `timed(label, f)` that appends "<label> <seconds> s" to `timings` when `f` settles. */
+export function timer(timings: string[]): <T>(label: string, f: () => Promise<T>) => Promise<T> {
+    return async (label, f) => {
+        const t = Date.now();
+        try {
+            return await f();
+        } finally {
+            timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        }
+    };
+}
+
+/** The last lines of each started container's output, headed by its name (a failed wait's explanation). */
+export function containerLogs(containers: Record<string, { output(): string }>, lines = 30): string {
+    return Object.entries(containers)
+        .map(([n, c]) => `--- ${n}:\n${c.output().split("\n").slice(-lines).join("\n")}`)
+        .join("\n");
+}

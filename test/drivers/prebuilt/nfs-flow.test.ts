@@ -42,9 +42,9 @@ import { GuestSet, bootGuests } from "../../vm/harness";
 import { PodNetwork, podNetwork } from "../podNetwork";
 import { csiCallProgram } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer } from "../runner";
-import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
+import { copyIntoGuest, flagOf, socketFromGuest, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
-import { bridgeToApi, inClusterEnter, until } from "../clusterPods";
+import { bridgeToApi, containerLogs, inClusterEnter, timer, until } from "../clusterPods";
 import { downloadNfsServer, startNfsServer } from "../nfsServer";
 import { handedIn } from "./handedIn";
 
@@ -92,14 +92,7 @@ const kubectl = (args: string[], input?: string) => execFileSync("kubectl", args
 const getJson = (args: string[]) => JSON.parse(kubectl([...args, "-o", "json"]));
 const guest = () => vms!.get(NODE);
 
-async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
-    const t = Date.now();
-    try {
-        return await f();
-    } finally {
-        timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    }
-}
+const timed = timer(timings);
 
 /** The one workload of csi-driver-nfs of `type` that runs `container`. */
 function workload(type: string, container: string): PlannedResource {
@@ -125,15 +118,7 @@ async function startInGuest(p: PreparedContainer, program: string, ready: string
 
 const guestLog = async (file: string) => (await guest().run(`tail -n 40 ${file}`)).stdout;
 
-/** A guest's socket at a path of this machine (ssh -L), waited for. */
-async function fromGuest(local: string, guestPath: string): Promise<string> {
-    const f = guest().forwardGuestSocket(local, guestPath);
-    forwards.push(f);
-    let err = "";
-    f.stderr!.on("data", (d) => (err += d));
-    await until(`${guestPath} forwarded to ${local}`, () => fs.existsSync(local) || undefined, 20_000, () => err);
-    return local;
-}
+const fromGuest = (local: string, guestPath: string) => socketFromGuest(guest(), local, guestPath, forwards);
 
 async function csiCall(socket: string, call: string, flags: string[]): Promise<any> {
     const quoted = flags.map((f) => `'${f.replace(/'/g, `'\\''`)}'`);
@@ -141,10 +126,7 @@ async function csiCall(socket: string, call: string, flags: string[]): Promise<a
     return JSON.parse(out || "{}");
 }
 
-const controllerLogs = () =>
-    Object.entries(controllerPod ?? {})
-        .map(([n, c]) => `--- ${n}:\n${c.output().split("\n").slice(-30).join("\n")}`)
-        .join("\n");
+const controllerLogs = () => containerLogs(controllerPod ?? {});
 
 /** What is on the export below a namespace's directories (and their archived twins). */
 const onExport = async (ns: string) =>

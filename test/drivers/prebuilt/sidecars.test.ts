@@ -41,10 +41,10 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { PodNetwork, podNetwork } from "../podNetwork";
 import { topolvmBuildDir } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "../runner";
-import { copyIntoGuest, flagOf, tokenKubeconfig } from "../guestFiles";
+import { copyIntoGuest, flagOf, socketFromGuest, tokenKubeconfig } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
-import { bridgeToApi, inClusterEnter, until } from "../clusterPods";
+import { bridgeToApi, containerLogs, inClusterEnter, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -86,14 +86,7 @@ const kubectl = (args: string[], input?: string) => execFileSync("kubectl", args
 const getJson = (args: string[]) => JSON.parse(kubectl([...args, "-o", "json"]));
 const guest = (): Guest => vms!.get(NODE);
 
-async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
-    const t = Date.now();
-    try {
-        return await f();
-    } finally {
-        timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    }
-}
+const timed = timer(timings);
 
 function prepare(workload: string, type: string, container: string, o: { root?: string; podName?: string } = {}): PreparedContainer {
     return prepareContainer(run, resourceNamed(run, workload, type), container, {
@@ -122,15 +115,7 @@ async function startInGuest(p: PreparedContainer, program: string, network: "non
 
 const guestLog = async (file: string) => (await guest().run(`tail -n 60 ${file}`)).stdout;
 
-/** A guest's socket at a path of this machine (ssh -L), waited for. */
-async function fromGuest(local: string, guestPath: string): Promise<string> {
-    const f = guest().forwardGuestSocket(local, guestPath);
-    forwards.push(f);
-    let err = "";
-    f.stderr!.on("data", (d) => (err += d));
-    await until(`${guestPath} forwarded to ${local}`, () => fs.existsSync(local) || undefined, 20_000, () => err);
-    return local;
-}
+const fromGuest = (local: string, guestPath: string) => socketFromGuest(guest(), local, guestPath, forwards);
 
 /** A Kubernetes quantity in bytes (the binary suffixes the provisioner writes, or plain bytes). */
 function bytesOf(quantity: string): number {
@@ -140,10 +125,7 @@ function bytesOf(quantity: string): number {
 }
 
 const lvs = async () => (await guest().check(`lvs --noheadings --units b --nosuffix -o lv_name,lv_size zcloud-${STORAGE}`)).trim();
-const controllerLogs = () =>
-    Object.entries(controllerPod?.containers ?? {})
-        .map(([n, c]) => `--- ${n}:\n${c.output().split("\n").slice(-30).join("\n")}`)
-        .join("\n");
+const controllerLogs = () => containerLogs(controllerPod?.containers ?? {});
 
 before(async () => {
     assert.equal(process.getuid?.(), 0, "the sidecars test needs root (the control plane's PKI, QEMU guests, namespaces)");
