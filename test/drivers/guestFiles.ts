@@ -1,6 +1,7 @@
-/** Helpers the drivers tier's guest tests share: a rendered flag's value, files copied into a guest, polling a guest, a token kubeconfig. */
+/** Helpers the drivers tier's guest tests share: a rendered flag's value, files copied into a guest, polling a guest, a guest's socket here, a token kubeconfig. */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { ChildProcess, execFileSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as yaml from "js-yaml";
 import { Guest } from "../vm/harness";
 
@@ -39,4 +40,18 @@ export function tokenKubeconfig(serviceAccount: string, server: string, caData: 
         contexts: [{ name: serviceAccount, context: { cluster: "engine", user: serviceAccount } }],
         "current-context": serviceAccount,
     });
+}
+
+/** A guest's unix socket at a path of this machine (ssh -L), waited for; the forward is pushed to `forwards` for the caller to end. */
+export async function socketFromGuest(g: Guest, local: string, guestPath: string, forwards: ChildProcess[]): Promise<string> {
+    const f = g.forwardGuestSocket(local, guestPath);
+    forwards.push(f);
+    let err = "";
+    f.stderr!.on("data", (d) => (err += d));
+    const deadline = Date.now() + 20_000;
+    while (!fs.existsSync(local)) {
+        assert.ok(Date.now() < deadline, `${guestPath} forwarded to ${local}: not within 20000 ms\n${err}`);
+        await new Promise((r) => setTimeout(r, 200));
+    }
+    return local;
 }

@@ -41,9 +41,10 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { PodNetwork, podNetwork } from "../podNetwork";
 import { topolvmBuildDir } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "../runner";
-import { copyIntoGuest, flagOf, tokenKubeconfig } from "../guestFiles";
+import { copyIntoGuest, flagOf, socketFromGuest, tokenKubeconfig } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
+import { bridgeToApi, containerLogs, inClusterEnter, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -84,29 +85,8 @@ let controllerPod: { containers: Record<string, StartedContainer> } | undefined;
 const kubectl = (args: string[], input?: string) => execFileSync("kubectl", args, { encoding: "utf8", env, input });
 const getJson = (args: string[]) => JSON.parse(kubectl([...args, "-o", "json"]));
 const guest = (): Guest => vms!.get(NODE);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
-    const t = Date.now();
-    try {
-        return await f();
-    } finally {
-        timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    }
-}
-
-/** Polls `check` until it returns a value; fails with `explain()` after `ms`. */
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms: number, explain: () => string | Promise<string>): Promise<T> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-        const v = await check();
-        if (v !== undefined && v !== false) {
-            return v;
-        }
-        await sleep(1000);
-    }
-    return assert.fail(`${what}: not within ${ms} ms\n${await explain()}`);
-}
+const timed = timer(timings);
 
 function prepare(workload: string, type: string, container: string, o: { root?: string; podName?: string } = {}): PreparedContainer {
     return prepareContainer(run, resourceNamed(run, workload, type), container, {
@@ -120,24 +100,10 @@ function kubeconfigFor(serviceAccount: string, server: string): string {
     return tokenKubeconfig(serviceAccount, server, caData, kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim());
 }
 
-/**
- * What the kubelet gives every container of a pod with an automounted ServiceAccount token: the
- * token, the cluster's CA and the namespace at the fixed path, and the API Service's address in
- * the env. The files go into a mount namespace of the program's own (a tmpfs on /run, which
- * /var/run links to), so nothing of this machine's /run is touched.
- */
-function inClusterEnter(network: PodNetwork, serviceAccount: string): { enter: string[]; env: Record<string, string> } {
-    const sa = path.join(dir, `sa-${serviceAccount}`);
-    fs.mkdirSync(sa, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(sa, "token"), kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim(), { mode: 0o600 });
-    fs.writeFileSync(path.join(sa, "ca.crt"), Buffer.from(caData, "base64"));
-    fs.writeFileSync(path.join(sa, "namespace"), NAMESPACE);
-    const target = "/var/run/secrets/kubernetes.io/serviceaccount";
-    const script = `mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p ${target} && cp "$0"/token "$0"/ca.crt "$0"/namespace ${target}/ && exec "$@"`;
-    return {
-        enter: [...network.enter, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, sa],
-        env: { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(podApiPort) },
-    };
+/** The in-cluster configuration of a pod of `serviceAccount` in the storage namespace. */
+function podInCluster(network: PodNetwork, serviceAccount: string): { enter: string[]; env: Record<string, string> } {
+    const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
+    return inClusterEnter({ dir, network, serviceAccount, namespace: NAMESPACE, caData, token, apiPort: podApiPort });
 }
 
 /** Starts a container's program in the guest, detached; its output goes to <root>.log. */
@@ -149,25 +115,7 @@ async function startInGuest(p: PreparedContainer, program: string, network: "non
 
 const guestLog = async (file: string) => (await guest().run(`tail -n 60 ${file}`)).stdout;
 
-function bridgeToApi(socket: string, port: number): Promise<net.Server> {
-    const server = net.createServer((c) => {
-        const t = net.connect(port, "127.0.0.1");
-        c.pipe(t).pipe(c);
-        c.on("error", () => t.destroy());
-        t.on("error", () => c.destroy());
-    });
-    return new Promise((resolve) => server.listen(socket, () => resolve(server)));
-}
-
-/** A guest's socket at a path of this machine (ssh -L), waited for. */
-async function fromGuest(local: string, guestPath: string): Promise<string> {
-    const f = guest().forwardGuestSocket(local, guestPath);
-    forwards.push(f);
-    let err = "";
-    f.stderr!.on("data", (d) => (err += d));
-    await until(`${guestPath} forwarded to ${local}`, () => fs.existsSync(local) || undefined, 20_000, () => err);
-    return local;
-}
+const fromGuest = (local: string, guestPath: string) => socketFromGuest(guest(), local, guestPath, forwards);
 
 /** A Kubernetes quantity in bytes (the binary suffixes the provisioner writes, or plain bytes). */
 function bytesOf(quantity: string): number {
@@ -177,10 +125,7 @@ function bytesOf(quantity: string): number {
 }
 
 const lvs = async () => (await guest().check(`lvs --noheadings --units b --nosuffix -o lv_name,lv_size zcloud-${STORAGE}`)).trim();
-const controllerLogs = () =>
-    Object.entries(controllerPod?.containers ?? {})
-        .map(([n, c]) => `--- ${n}:\n${c.output().split("\n").slice(-30).join("\n")}`)
-        .join("\n");
+const controllerLogs = () => containerLogs(controllerPod?.containers ?? {});
 
 before(async () => {
     assert.equal(process.getuid?.(), 0, "the sidecars test needs root (the control plane's PKI, QEMU guests, namespaces)");
@@ -308,7 +253,7 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         apiBridge = await bridgeToApi(path.join(dir, "api.sock"), apiPort);
         const network = await podNetwork({ port: podApiPort, socket: path.join(dir, "api.sock") });
         networks.push(network);
-        const inCluster = inClusterEnter(network, deployment.spec.template.spec.serviceAccountName);
+        const inCluster = podInCluster(network, deployment.spec.template.spec.serviceAccountName);
         const start = (name: string, program?: string) => {
             const c = startContainer(program ? { ...prepared[name], program, unavailable: undefined } : prepared[name], { network: { enter: inCluster.enter }, hostEnv: inCluster.env });
             started.push(c);
