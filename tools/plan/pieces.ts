@@ -15,7 +15,7 @@
  */
 import { isDeepStrictEqual } from "util";
 import { PlanConfig, PlanRun, PlannedResource } from "./model";
-import { PlanPiece, pieceCount } from "./piece";
+import { evenPieceSize, PlanPiece, pieceCount } from "./piece";
 import { planConfig } from "./runner";
 
 /**
@@ -124,11 +124,12 @@ export class Slots {
 }
 
 export interface PiecesOptions {
+    /** At most this many LVM nodes per piece: the pieces are as even as that count of them allows. */
     nodesPerPiece: number;
     /** Plan processes at a time, shared with other plans of the same run. */
     slots: Slots;
     /** Plans one piece (or, without a piece, the whole config) in a fresh process. */
-    planProcess?: (config: PlanConfig, program: string, piece?: PlanPiece) => Promise<PlanRun>;
+    planProcess?: (config: PlanConfig, program: string, piece?: PlanPiece, onPieceTaken?: () => void) => Promise<PlanRun>;
 }
 
 /**
@@ -138,23 +139,31 @@ export interface PiecesOptions {
  */
 export async function planInPieces(config: PlanConfig, program: string, opts: PiecesOptions): Promise<PlanRun & { how: string }> {
     const planProcess = opts.planProcess ?? planConfig;
-    const count = pieceCount(lvmNodesInConfig(config.values), opts.nodesPerPiece);
+    const lvmNodes = lvmNodesInConfig(config.values);
+    const count = pieceCount(lvmNodes, opts.nodesPerPiece);
+    const nodesPerPiece = evenPieceSize(lvmNodes, opts.nodesPerPiece);
     const whole = async (why: string) => ({ ...(await opts.slots.run(() => planProcess(config, program))), how: why });
     if (count === 1) {
         return whole("one piece");
     }
-    // Piece 0 first: a config error shows there, and the others would only repeat it.
-    const first = await opts.slots.run(() => planProcess(config, program, { index: 0, nodesPerPiece: opts.nodesPerPiece }));
+    // Piece 0 first: a config error shows there, and the others would only repeat it; a program
+    // without the hook plans everything in it. The others start when piece 0 took its piece (the
+    // config is valid, the hook there), not when it ends: the other process does not wait.
+    let rest: Promise<PlanRun[]> | undefined;
+    const startRest = () =>
+        (rest ??= Promise.all(Array.from({ length: count - 1 }, (_, i) => opts.slots.run(() => planProcess(config, program, { index: i + 1, nodesPerPiece })))));
+    const first = await opts.slots.run(() => planProcess(config, program, { index: 0, nodesPerPiece }, startRest));
     if (first.error) {
+        // Pieces started are let finish: none is left running when the plan exits.
+        await rest;
         return { ...first, how: `piece 1 of ${count}` };
     }
     if (!first.piece?.taken) {
         return whole("one piece: the program has no plan-piece hook");
     }
-    const rest = await Promise.all(
-        Array.from({ length: count - 1 }, (_, i) => opts.slots.run(() => planProcess(config, program, { index: i + 1, nodesPerPiece: opts.nodesPerPiece }))),
-    );
-    const runs = [first, ...rest];
+    // Also when the notice did not come.
+    const others = await startRest();
+    const runs = [first, ...others];
     const failed = runs.find((r) => r.error);
     if (failed) {
         return { ...failed, how: `${count} pieces` };
@@ -166,9 +175,9 @@ export async function planInPieces(config: PlanConfig, program: string, opts: Pi
     }
     const merged = mergePieces(runs.map((r) => ({ resources: r.resources, generations: r.piece!.generations })));
     runs.length = 0;
-    rest.length = 0;
+    others.length = 0;
     if ("disagree" in merged) {
         return whole(`one piece: the pieces disagree (${merged.disagree})`);
     }
-    return { resources: merged.resources, warnings: first.warnings, how: `${count} pieces of ${opts.nodesPerPiece} LVM nodes` };
+    return { resources: merged.resources, warnings: first.warnings, how: `${count} pieces of ${nodesPerPiece} LVM nodes` };
 }
