@@ -19,12 +19,23 @@ import { evenPieceSize, PlanPiece, pieceCount } from "./piece";
 import { planConfig } from "./runner";
 
 /**
- * LVM nodes per piece unless told otherwise; stacks with at most this many plan in one process as
- * before (no start-up cost). Measured (5000-node config): a plan process costs about 200 MiB and
- * 1.3 s CPU to start, then about 0.4 MiB and 4 ms per LVM node; 500 nodes peak at about 400 MiB,
- * so two pieces at a time and the parent (about 250 MiB with the merged plan) stay under 1.2 GiB.
+ * At most this many LVM nodes per piece unless told otherwise (the pieces are as even as their
+ * count allows); stacks with at most this many plan in one process as before (no start-up cost).
+ * Measured (5000-node config, workers loading the packages without tsx): a plan process costs
+ * about 190 MiB and 1.35 s CPU to start (the SDK, the program, validating the whole config), then
+ * about 0.37 MiB and 3.2 ms per LVM node; a piece of 625 peaks at about 420 MiB, so two pieces at
+ * a time and the parent stay under 1.2 GiB (1005 MiB measured for the tree). Fewer, bigger
+ * pieces pay the start-up fewer times: 8 pieces for 5000 nodes, not 10.
  */
-export const defaultNodesPerPiece = 500;
+export const defaultNodesPerPiece = 625;
+
+/**
+ * The same for `--diff`, which plans two stacks (16 pieces of 625 for 5000 nodes, each paying the
+ * start-up): its memory goal is 1.6 GiB, so bigger pieces, fewer of them. Two pieces of 1000 at
+ * about 560 MiB each and the parent (about 180 MiB while they run, 300 MiB at the end) stay
+ * about 300 MiB under it.
+ */
+export const defaultNodesPerPieceWithBase = 1000;
 
 /** How many LVM nodes a stack config's values declare (0 where they do not parse: validation says why). */
 export function lvmNodesInConfig(values: Record<string, unknown>): number {
