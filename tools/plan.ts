@@ -8,7 +8,7 @@ import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outD
 import { PlanConfig, PlanRun } from "./plan/model";
 import { renderChanges, renderTree } from "./plan/render";
 import { renderRollOrder, rollAdvisories } from "./plan/roll";
-import { defaultNodesPerPiece, lvmNodesInConfig, planInPieces, Slots } from "./plan/pieces";
+import { defaultNodesPerPiece, defaultNodesPerPieceWithBase, lvmNodesInConfig, planInPieces, Slots } from "./plan/pieces";
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
@@ -34,8 +34,9 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
                               pulumi preview/up cannot start it) anyway: to measure, or before a split
 
-A stack of more than ${defaultNodesPerPiece} LVM nodes is planned in pieces of that many nodes, each in its own
-process, two at a time (the output is the same; ZCLOUD_PLAN_NODES_PER_PIECE sets the size).
+A stack of more than ${defaultNodesPerPiece} LVM nodes (${defaultNodesPerPieceWithBase} with --diff) is planned in even pieces of at most
+that many nodes, each in its own process, two at a time (the output is the same;
+ZCLOUD_PLAN_NODES_PER_PIECE sets the most).
 
 Exit codes: 0 ok, 1 config errors or mandatory policy violations, 2 usage or program errors.`;
 
@@ -105,11 +106,11 @@ function failOnError(run: PlanRun, label: string): void {
     }
 }
 
-/** ZCLOUD_PLAN_NODES_PER_PIECE, or the default: LVM nodes per plan piece (tools/plan/pieces.ts). */
-function nodesPerPiece(): number {
+/** ZCLOUD_PLAN_NODES_PER_PIECE, or the default: at most so many LVM nodes per plan piece (tools/plan/pieces.ts). */
+function nodesPerPiece(withBase: boolean): number {
     const given = process.env.ZCLOUD_PLAN_NODES_PER_PIECE;
     if (given === undefined || given === "") {
-        return defaultNodesPerPiece;
+        return withBase ? defaultNodesPerPieceWithBase : defaultNodesPerPiece;
     }
     if (!/^[1-9][0-9]{0,6}$/.test(given)) {
         throw new UsageError(`ZCLOUD_PLAN_NODES_PER_PIECE=${given}: give a whole number of LVM nodes, 1 or more`);
@@ -125,7 +126,7 @@ const pieceProcesses = 2;
  * fresh one); when either has more LVM nodes than a piece, both in pieces, sharing the processes.
  */
 async function planBoth(target: PlanConfig, base: PlanConfig | undefined, program: string): Promise<[PlanRun, PlanRun | undefined]> {
-    const perPiece = nodesPerPiece();
+    const perPiece = nodesPerPiece(base !== undefined);
     if (Math.max(lvmNodesInConfig(target.values), base ? lvmNodesInConfig(base.values) : 0) <= perPiece) {
         // Loaded only here: a plan in pieces keeps the SDK out of this process.
         const { planInThisProcess } = await import("./plan/inProcess");

@@ -120,6 +120,8 @@ async function assertPiecesEqualWhole(shape: Shape): Promise<void> {
     fs.writeFileSync(saved, savedRun.stdout);
     const lvmNodes = shape.lvm.reduce((a, b) => a + b, 0);
     const pieces = Math.ceil(lvmNodes / shape.perPiece);
+    // The pieces are as even as their count allows (tools/plan/piece.ts, evenPieceSize).
+    const even = (nodes: number, count: number) => Math.ceil(nodes / count);
     const modes: Array<{ label: string; args: (out: string) => string[]; out?: true; basePieces?: boolean }> = [
         { label: "tree and --out", args: (out) => [file, "--out", out], out: true },
         { label: "--diff", args: () => [file, "--diff", base], basePieces: true },
@@ -136,10 +138,11 @@ async function assertPiecesEqualWhole(shape: Shape): Promise<void> {
         assert.equal(pieced.code, whole.code, `${what}: exit code\n${pieced.stderr}`);
         // Not a silent fall-back to one piece: the pieced run says how it planned.
         const lines = pieced.stderr.trim().split("\n");
-        assert.equal(lines[0], `planned ${path.relative(root, file)}: ${pieces} pieces of ${shape.perPiece} LVM nodes`, what);
+        assert.equal(lines[0], `planned ${path.relative(root, file)}: ${pieces} pieces of ${even(lvmNodes, pieces)} LVM nodes`, what);
         if (mode.basePieces) {
-            const basePieces = Math.ceil((lvmNodes + 1 - (shape.lvm.some((n) => n > 1) ? 1 : 0)) / shape.perPiece);
-            assert.equal(lines[1], `planned ${path.relative(root, base)}: ${basePieces > 1 ? `${basePieces} pieces of ${shape.perPiece} LVM nodes` : "one piece"}`, what);
+            const baseNodes = lvmNodes + 1 - (shape.lvm.some((n) => n > 1) ? 1 : 0);
+            const basePieces = Math.ceil(baseNodes / shape.perPiece);
+            assert.equal(lines[1], `planned ${path.relative(root, base)}: ${basePieces > 1 ? `${basePieces} pieces of ${even(baseNodes, basePieces)} LVM nodes` : "one piece"}`, what);
         }
         // The only difference allowed: the name of the --out directory in its last line.
         assert.equal(pieced.stdout.replaceAll(outPieces, outWhole), whole.stdout, `${what}: stdout`);
@@ -162,6 +165,8 @@ describe("plan in pieces: the same bytes as in one piece", () => {
         const examples: Shape[] = [
             { lvm: [2, 1], cephfs: 0, iscsi: 0, nfs: false, perPiece: 1 },
             { lvm: [2, 2], cephfs: 3, iscsi: 2, nfs: true, perPiece: 2 },
+            // At most 3 a piece: 4 nodes plan as 2 + 2 (not 3 + 1), across the two storages.
+            { lvm: [3, 1], cephfs: 0, iscsi: 1, nfs: false, perPiece: 3 },
         ];
         await fc.assert(
             fc.asyncProperty(shape, async (s) => {

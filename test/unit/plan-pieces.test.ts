@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { StackModel } from "../../components/config/model";
 import { PlannedResource } from "../../tools/plan/model";
-import { lvmNodeOrder, modelPiece, pieceCount, planPiece, planPieceKey } from "../../tools/plan/piece";
+import { evenPieceSize, lvmNodeOrder, modelPiece, pieceCount, planPiece, planPieceKey } from "../../tools/plan/piece";
 import { lvmNodesInConfig, mergePieces, Slots } from "../../tools/plan/pieces";
 
 const thin = { overprovisionRatio: 2, poolPercent: 90, snapshots: false };
@@ -63,6 +63,23 @@ describe("modelPiece", () => {
         assert.equal(pieceCount(10, 10), 1);
         assert.equal(pieceCount(11, 10), 2);
         assert.equal(lvmNodesInConfig({ "zcloud-storage:lvm": model.lvm }), 5);
+        // As many pieces as at most `mostPerPiece` a piece needs, as even as that count allows.
+        assert.equal(evenPieceSize(1001, 500), 334);
+        assert.equal(evenPieceSize(5000, 625), 625);
+        assert.equal(evenPieceSize(5000, 600), 556);
+        assert.equal(evenPieceSize(1000, 500), 500);
+        assert.equal(evenPieceSize(7, 10), 7);
+        assert.equal(evenPieceSize(0, 10), 1);
+        for (let nodes = 1; nodes <= 300; nodes++) {
+            for (let most = 1; most <= nodes + 1; most++) {
+                const size = evenPieceSize(nodes, most);
+                const count = pieceCount(nodes, most);
+                assert.ok(size <= most && pieceCount(nodes, size) === count, `${nodes} nodes, at most ${most}: ${size}`);
+                // The last piece is not empty and fewer than `count` nodes short of the others.
+                const last = nodes - (count - 1) * size;
+                assert.ok(last >= 1 && last <= size && (count === 1 || size - last < count), `${nodes} nodes, at most ${most}: last ${last} of ${size}`);
+            }
+        }
         assert.equal(lvmNodesInConfig({ "zcloud-storage:lvm": "nonsense" }), 0);
         assert.equal(lvmNodesInConfig({ "zcloud-storage:lvm": [{ hosts: ["n1"] }, null, { hosts: { n1: [] } }] }), 1);
     });

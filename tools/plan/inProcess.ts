@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigValidationError } from "../../components/config/errors";
 import { PlanConfig, PlanRun } from "./model";
-import { PlanPiece, planPieceKey } from "./piece";
+import { PlanPiece, planPieceKey, pieceWithNotice } from "./piece";
 import { recordProgramWithGenerations } from "./recorder";
 
 export interface PlanRequest {
@@ -30,7 +30,7 @@ let used = false;
  * Runs one program under the mock runtime in this process. Once per process: the SDK's runtime
  * state is global (the plan CLI runs its main plan here and forks for a second one).
  */
-export async function planInThisProcess(req: PlanRequest): Promise<PlanRun> {
+export async function planInThisProcess(req: PlanRequest, onPieceTaken: () => void = () => undefined): Promise<PlanRun> {
     if (used) {
         throw new Error("planInThisProcess: one plan per process; use planConfig for more");
     }
@@ -44,7 +44,7 @@ export async function planInThisProcess(req: PlanRequest): Promise<PlanRun> {
     };
     try {
         const start = performance.now();
-        const piece = req.piece && { ...req.piece, taken: false };
+        const piece = req.piece && pieceWithNotice(req.piece, onPieceTaken);
         if (piece) {
             (globalThis as Record<symbol, PlanPiece>)[planPieceKey] = piece;
         }

@@ -24,6 +24,28 @@ export interface PlanPiece {
     taken?: boolean;
 }
 
+/** What a plan worker sends its parent when the program took its piece (before the records). */
+export const pieceTakenNotice = "zcloud-storage.plan-piece-taken";
+
+/**
+ * The piece for the worker's global, telling `onTaken` once when the program takes it: the
+ * program has validated the whole config and has the hook, so the plan can start the other
+ * pieces then instead of after this one ends (tools/plan/pieces.ts).
+ */
+export function pieceWithNotice(piece: PlanPiece, onTaken: () => void): PlanPiece {
+    let taken = false;
+    return Object.defineProperty({ index: piece.index, nodesPerPiece: piece.nodesPerPiece }, "taken", {
+        enumerable: true,
+        get: () => taken,
+        set: (value: boolean) => {
+            if (value && !taken) {
+                onTaken();
+            }
+            taken = value;
+        },
+    });
+}
+
 /** The LVM nodes in the order the program makes their resources: [storage index, node]. */
 export function lvmNodeOrder(model: Pick<StackModel, "lvm">): Array<[number, string]> {
     return model.lvm.flatMap((s, i) => Object.keys(s.hosts).map((node) => [i, node] as [number, string]));
@@ -47,6 +69,16 @@ export function modelPiece<M extends Pick<StackModel, "lvm">>(model: M, piece: P
 /** How many pieces plan `lvmNodes` LVM nodes, `nodesPerPiece` at a time (at least one). */
 export function pieceCount(lvmNodes: number, nodesPerPiece: number): number {
     return Math.max(1, Math.ceil(lvmNodes / nodesPerPiece));
+}
+
+/**
+ * The piece size that plans `lvmNodes` in the fewest pieces of at most `mostPerPiece` nodes
+ * (`pieceCount`), as even as that count allows: every piece but the last that size, the last
+ * fewer than `count` nodes short of it. 1001 nodes, at most 500 a piece: 334 + 334 + 333, not
+ * 500 + 500 + 1 (a third process started for one node while the other core waits).
+ */
+export function evenPieceSize(lvmNodes: number, mostPerPiece: number): number {
+    return Math.max(1, Math.ceil(lvmNodes / pieceCount(lvmNodes, mostPerPiece)));
 }
 
 /**
