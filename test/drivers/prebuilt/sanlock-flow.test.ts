@@ -40,7 +40,7 @@ import { sanlockDriverName, sanlockHostId, sanlockTopologyKey } from "../../../c
 import { sanlockPluginDir } from "../../../components/iscsi/csiSanlockLvm";
 import { PlanRun, planYaml, resourceNamed } from "../../helpers/plan";
 import { performCopies, plannedCopy } from "../../helpers/planned";
-import { applyManifests, toolsEnv } from "../../engine/applied";
+import { applyManifests, manifestsInApplyOrder, toolsEnv } from "../../engine/applied";
 import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
 import { IscsiTarget } from "../../vm/iscsi-target";
 import { csiCallProgram } from "../programs";
@@ -336,7 +336,7 @@ describe(`csi-sanlock-lvm ${pinned} through its CSI sidecars and a real API serv
             until("the provisioner's answer to the old class", () => (getJson(["-n", ns, "get", "events", "--field-selector", "reason=ProvisioningFailed"]).items as any[])[0]?.message as string | undefined, 300_000, explain),
         );
         process.stderr.write(`[sanlock-flow] old class: ${failed}\n`);
-        const classFile = fs.readdirSync(path.join(out, "manifests")).map((f) => path.join(out, "manifests", f)).find((f) => /^kind: StorageClass$/m.test(fs.readFileSync(f, "utf8")) && new RegExp(`^  name: ${STORAGE}$`, "m").test(fs.readFileSync(f, "utf8")));
+        const classFile = manifestsInApplyOrder(out).find((f) => /^kind: StorageClass$/m.test(fs.readFileSync(f, "utf8")) && new RegExp(`^  name: ${STORAGE}$`, "m").test(fs.readFileSync(f, "utf8")));
         assert.ok(classFile, "the planned StorageClass's manifest");
         // The fix reaches a live class in place: allowedTopologies is mutable (only parameters, provisioner, reclaimPolicy and volumeBindingMode are not).
         kubectl(["apply", "--server-side", "--force-conflicts", "--field-manager", `zcloud-${path.basename(classFile, ".yaml")}`, "-f", classFile]);
