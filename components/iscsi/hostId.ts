@@ -31,3 +31,23 @@ export function hostIdClashes(addresses: Record<string, string>): string[] {
     }
     return clashes;
 }
+
+/** The topology key csi-sanlock-lvm's NodeGetInfo reports, its value the node's sanlock host id. */
+export const sanlockTopologyKey = "csi-sanlock-lvm/topology";
+
+/**
+ * The StorageClass's allowedTopologies for a storage's initiators: the driver's own key, one value
+ * per initiator's host id. external-provisioner's requisite terms come from allowedTopologies and
+ * must contain the selected node's topology, which is the driver's key only (a node label key
+ * there fails every CreateVolume: "topology ... from selected node ... is not in requisite").
+ * Undefined when an address is not IPv4 (no host id to name): the provisioner then takes the
+ * topology of every node that runs the driver.
+ */
+export function sanlockAllowedTopologies(addresses: string[]): { matchLabelExpressions: { key: string; values: string[] }[] }[] | undefined {
+    const ids = addresses.map(sanlockHostId);
+    if (ids.length === 0 || ids.some((id) => id === undefined)) {
+        return undefined;
+    }
+    const values = [...new Set(ids as number[])].sort((a, b) => a - b).map(String);
+    return [{ matchLabelExpressions: [{ key: sanlockTopologyKey, values }] }];
+}

@@ -1,4 +1,4 @@
 export { IscsiStorage, IscsiStorageArgs } from "./iscsiStorage";
 export { CsiSanlockLvm, CsiSanlockLvmArgs, sanlockDriverName } from "./csiSanlockLvm";
 export { iscsiInitiatorCommands, iscsiVgCommands, iscsiVolumeGroup, chapStdin, parseLunReport, parseVgReport } from "./commands";
-export { sanlockHostId, hostIdClashes } from "./hostId";
+export { sanlockHostId, hostIdClashes, sanlockAllowedTopologies, sanlockTopologyKey } from "./hostId";

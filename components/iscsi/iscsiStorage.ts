@@ -1,9 +1,9 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { storageLabelKey } from "../naming";
 import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeScriptCommand, nodeStorageLabel } from "../node/nodeCommand";
 import { storageClass } from "../k8s/storageClass";
 import { CsiDriverRef } from "../k8s/driverRef";
+import { sanlockAllowedTopologies } from "./hostId";
 import { chapStdin, iscsiInitiatorCommands, iscsiInitiatorScriptFiles, iscsiVgCommands, iscsiVgScriptFiles, iscsiVolumeGroup, parseVgReport } from "./commands";
 
 export interface IscsiStorageArgs {
@@ -96,9 +96,10 @@ export class IscsiStorage extends pulumi.ComponentResource {
                 provisioner: args.driver.driverName,
                 isDefault: args.isDefault ?? false,
                 parameters: { volumeGroup: vg },
-                // The scheduler picks an initiator first; the volume is made for that pod.
+                // The scheduler picks an initiator first (the driver's topology: the kubelet labels a
+                // node with its host id once the plugin registers); the volume is made for that pod.
                 volumeBindingMode: "WaitForFirstConsumer",
-                allowedTopologies: [{ matchLabelExpressions: [{ key: storageLabelKey("iscsi"), values: [name] }] }],
+                allowedTopologies: sanlockAllowedTopologies(args.initiators.map((n) => args.nodes[n].address)),
             },
             { ...child, dependsOn: [...args.driver.ready, this.vgCommand, ...labels] },
         );

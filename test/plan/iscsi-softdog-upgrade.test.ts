@@ -39,13 +39,15 @@ before(async () => {
 });
 after(() => old?.cleanup());
 
-test("old program -> new: the iSCSI script sets and their commands updated in place; nothing replaced, created or deleted", () => {
+test("old program -> new: the iSCSI script sets and their commands (and the StorageClass's allowedTopologies) updated in place; nothing replaced, created or deleted", () => {
     const changes = diffPlans(before_.resources, after_.resources).map((c) => `${c.kind} ${c.resource.name}`);
     assert.deepEqual(changes.sort(), [
         "update san-node1-login",
         "update san-node1-login-scripts",
         "update san-node2-login",
         "update san-node2-login-scripts",
+        // Since the class names the driver's topology key (iscsi-topology-upgrade.test.ts): in place too.
+        "update san-storageclass",
         "update san-vg",
         "update san-vg-scripts",
     ]);

@@ -95,7 +95,10 @@ describe("iSCSI graph", () => {
         assert.equal(sc.provisioner, "csi-sanlock-lvm.csi.vleo.net");
         assert.deepEqual(sc.parameters, { volumeGroup: "zcloud-san" });
         assert.equal(sc.volumeBindingMode, "WaitForFirstConsumer");
-        assert.deepEqual(sc.allowedTopologies, [{ matchLabelExpressions: [{ key: "storage.zcloud.io/iscsi", values: ["san"] }] }]);
+        // The driver's topology key with the initiators' sanlock host ids (10.0.0.11 and 10.0.0.12):
+        // what external-provisioner must find the selected node's topology in (a node label key there
+        // failed every CreateVolume, seen in test/drivers/prebuilt/sanlock-flow.test.ts).
+        assert.deepEqual(sc.allowedTopologies, [{ matchLabelExpressions: [{ key: "csi-sanlock-lvm/topology", values: ["12", "13"] }] }]);
         const label = resourceNamed(run, "san-node2-label", NODE_PATCH).inputs as any;
         assert.deepEqual(label.metadata.labels, { "storage.zcloud.io/iscsi": "san" });
     });
@@ -153,14 +156,15 @@ describe("iSCSI config changes (offline diff)", () => {
         assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["update san-node1-login create,update", "update san-node2-login create,update"]);
     });
 
-    test("an added initiator creates its login and label; nothing is replaced or deleted", async () => {
+    test("an added initiator creates its login and label and adds its host id to the StorageClass in place; nothing is replaced or deleted", async () => {
         const next = await planValues(config({ initiators: ["node1", "node2", "node3"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["create san-node3-label", "create san-node3-login", "create san-node3-login-scripts"]);
+        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["create san-node3-label", "create san-node3-login", "create san-node3-login-scripts", "update san-storageclass allowedTopologies"]);
+        assert.deepEqual((resourceNamed(next, "san-storageclass", STORAGE_CLASS).inputs as any).allowedTopologies[0].matchLabelExpressions[0].values, ["12", "13", "14"]);
     });
 
-    test("a removed initiator deletes its label and login only; the label goes first", async () => {
+    test("a removed initiator deletes its label and login and drops its host id from the StorageClass in place; the label goes first", async () => {
         const next = await planValues(config({ initiators: ["node1"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["delete san-node2-label", "delete san-node2-login", "delete san-node2-login-scripts"]);
+        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["delete san-node2-label", "delete san-node2-login", "delete san-node2-login-scripts", "update san-storageclass allowedTopologies"]);
         // Pulumi deletes dependents first: the label depends on the login.
         assert.ok(resourceNamed(run, "san-node2-label").dependencies.includes(resourceNamed(run, "san-node2-login").urn));
     });

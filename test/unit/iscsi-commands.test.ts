@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { chapStdin, iscsiInitiatorCommands, iscsiVgCommands, parseLunReport, parseVgReport, sanlockIoTimeout } from "../../components/iscsi/commands";
-import { hostIdClashes, sanlockHostId } from "../../components/iscsi/hostId";
+import { hostIdClashes, sanlockAllowedTopologies, sanlockHostId } from "../../components/iscsi/hostId";
 import { stageBundle, stubWords } from "../helpers/bundles";
 
 const nodeDir = path.join(__dirname, "..", "..", "components", "node");
@@ -96,3 +96,10 @@ test("sanlock host id as csi-sanlock-lvm derives it: low 11 bits of the IPv4 add
     assert.deepEqual(hostIdClashes({ a: "10.0.0.11", b: "10.0.8.11", c: "10.0.0.12" }), ["a and b get the same sanlock host id 12 from their addresses"]);
     assert.deepEqual(hostIdClashes({ a: "10.0.0.11", b: "10.0.0.12" }), []);
 });
+
+test("sanlockAllowedTopologies: the driver's key, one value per initiator's host id; none when an address has no id", () => {
+    assert.deepEqual(sanlockAllowedTopologies(["10.0.0.12", "10.0.0.11", "10.8.0.11"]), [{ matchLabelExpressions: [{ key: "csi-sanlock-lvm/topology", values: ["12", "13"] }] }]);
+    assert.equal(sanlockAllowedTopologies(["10.0.0.11", "node2.example"]), undefined);
+    assert.equal(sanlockAllowedTopologies([]), undefined);
+});
+
