@@ -368,7 +368,7 @@ export class CephTestCluster {
             return m;
         };
         const keyMode = mode(`ceph-${this.plan.stack.storage}-keys`);
-        for (const k of KEY_NAMES) this.writeKey(k, this.genKey(), keyMode);
+        for (const k of KEY_NAMES) this.writeKey(k, this.genKey(k), keyMode);
         fs.writeFileSync(path.join(this.tmp, "osd-keys", "bootstrap-osd"), this.key("bootstrap-osd") + "\n", { mode: mode(`ceph-${this.plan.stack.storage}-osd-keys`) });
         this.writeConf(this.conf, this.fsid);
         await this.startHolder();
@@ -379,9 +379,11 @@ export class CephTestCluster {
      * Ceph 20 image (cephKeyBytes); 16 (AES-128) for a cluster created at an older release.
      */
     keyBytes: 16 | 32 = 32;
-    /** A key as the program makes it (cephKey of keyBytes random bytes). */
-    genKey(): string {
-        return cephKey(randomBytes(this.keyBytes).toString("base64"));
+    /** Per key, when it differs from keyBytes (the program's per-entity lengths, cephKeyBytes). */
+    keyBytesOf: Partial<Record<KeyName, 16 | 32>> = {};
+    /** A key as the program makes it (cephKey of keyBytes random bytes, or the named key's). */
+    genKey(name?: KeyName): string {
+        return cephKey(randomBytes((name && this.keyBytesOf[name]) ?? this.keyBytes).toString("base64"));
     }
     writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);
