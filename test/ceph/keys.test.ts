@@ -148,7 +148,11 @@ describe(`ceph tier: per-entity key types at ${TIER_RELEASE.version} (daemons AE
         assert.deepEqual(h.checks.AUTH_INSECURE_CLIENT_KEY_TYPE.detail?.map((d) => d.message), ["entity client.csi using insecure key type: aes"]);
         // npm run status reads `ceph status`: the warning is expected, no problem
         const st = parseCephStatus(ok(await c.ceph(["status", "--format", "json"])).stdout);
-        console.log(`  ceph status checks: ${JSON.stringify(st.checks)}`);
+        assert.deepEqual(st.checks, {
+            AUTH_INSECURE_CLIENT_KEY_TYPE: "1 auth client entities with insecure key types",
+            AUTH_INSECURE_KEYS_ALLOWED: "Monitors are configured to allow auth using insecure key types",
+            AUTH_INSECURE_KEYS_CREATABLE: "Monitors are configured to allow creation of insecure key types",
+        });
         assert.match(expectedCephWarning(st) ?? "", /^expected: the CSI user's AES-128 key/, JSON.stringify(st));
         // The documented mute (docs/cephfs.md): without --sticky, so it lifts when a check grows.
         for (const code of EXPECTED) ok(await c.ceph(["health", "mute", code]));

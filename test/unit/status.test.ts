@@ -8,8 +8,8 @@ import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, expectedCephW
 
 /** The summaries Ceph 20.2.4 gives the AES-128 key checks (seen on the Ceph tier, test/ceph/keys.test.ts). */
 const AES_CLIENT_SUMMARY = "1 auth client entities with insecure key types";
-const AES_ALLOWED_SUMMARY = "mon auth_allowed_ciphers allows insecure key types";
-const AES_CREATABLE_SUMMARY = "mon allows creation of insecure key types";
+const AES_ALLOWED_SUMMARY = "Monitors are configured to allow auth using insecure key types";
+const AES_CREATABLE_SUMMARY = "Monitors are configured to allow creation of insecure key types";
 import { renderStatus } from "../../tools/status/render";
 
 const model: StackModel = {
