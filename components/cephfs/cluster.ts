@@ -41,6 +41,14 @@ export function cephKeyBytes(image: string, entity: GeneratedKey, csiKey: CsiKey
 }
 
 /**
+ * Whether an entity's key comes from its second, 32-byte `RandomBytes` (`<s>-key-<entity>-aes256`):
+ * the CSI user's with `csiKey: aes256`, the others with `keys: aes256` (the rotation).
+ */
+export function usesAes256Bytes(entity: GeneratedKey, flags: { keys?: "aes256"; csiKey?: "aes256" }): boolean {
+    return entity === "csi" ? flags.csiKey === "aes256" : flags.keys === "aes256";
+}
+
+/**
  * Whether a new cluster's first monmap must allow AES-128 (`aes`) keys beside Ceph 20's
  * `aes256k`: with Ceph 20 or later and an AES-128 CSI key (`ceph-mon-init.sh --allow-aes-keys`).
  * Older releases allow only `aes` anyway and their monmaptool has no cipher option.

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { images } from "../images";
 import { commonLabels } from "../naming";
-import { CsiCluster, CsiKeyType, GeneratedKey, MonAddress, MonPlacement, cephKey, cephKeyBytes, cephNames, generatedKeys, monPlacement, monmapAllowsAesKeys } from "./cluster";
+import { CsiCluster, CsiKeyType, GeneratedKey, MonAddress, MonPlacement, cephKey, cephKeyBytes, cephNames, generatedKeys, monPlacement, monmapAllowsAesKeys, usesAes256Bytes } from "./cluster";
 
 export interface CephFsIdentityArgs {
     /** The storage namespace. */
@@ -23,11 +23,6 @@ export interface CephFsIdentityArgs {
      * the first one, 16 bytes (AES-128), which every kernel CephFS client reads.
      */
     csiKey?: "aes256";
-}
-
-/** Whether an entity's key comes from its second, 32-byte `RandomBytes`. */
-export function usesAes256Bytes(entity: GeneratedKey, args: Pick<CephFsIdentityArgs, "keys" | "csiKey">): boolean {
-    return entity === "csi" ? args.csiKey === "aes256" : args.keys === "aes256";
 }
 
 /** The 32 random bytes of a rotated key (AES-256 whatever the image: the rules check it is Ceph 20+). */

@@ -1,6 +1,6 @@
 /**
  * CephFS keys across a release of the program: a new stack's keys are as long as the shipped Ceph
- * image wants (AES-256 from Tentacle 20 on), while an existing stack's key resources keep what they
+ * image wants for each entity (AES-256 from Tentacle 20 on, the CSI user's AES-128), while an existing stack's key resources keep what they
  * hold: `length` is ignored once the bytes exist, so the offline diff from the previous program
  * shows no change of a key resource or of the key Secrets (a replace would make new keys that the
  * cluster does not know).

@@ -5,6 +5,8 @@ import {
     cephKey,
     cephKeyBytes,
     monmapAllowsAesKeys,
+    usesAes256Bytes,
+    generatedKeys,
     cephKeySecret,
     cephNames,
     deviceSlug,
@@ -79,6 +81,16 @@ describe("cephKeyBytes", () => {
     it("refuses an image whose tag is not a release", () => {
         assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest", "admin"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
         assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest", "csi"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
+    });
+});
+
+describe("usesAes256Bytes", () => {
+    it("keys: aes256 moves mon., client.admin and client.bootstrap-osd; csiKey: aes256 the CSI user's alone", () => {
+        const of = (flags: { keys?: "aes256"; csiKey?: "aes256" }) => generatedKeys.filter((e) => usesAes256Bytes(e, flags));
+        assert.deepEqual(of({}), []);
+        assert.deepEqual(of({ keys: "aes256" }), ["mon", "admin", "bootstrap-osd"]);
+        assert.deepEqual(of({ csiKey: "aes256" }), ["csi"]);
+        assert.deepEqual(of({ keys: "aes256", csiKey: "aes256" }), ["mon", "admin", "bootstrap-osd", "csi"]);
     });
 });
 
