@@ -241,7 +241,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // What the mon workload renders: the init's --mon is the Service ClusterIP that
         // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
         const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a"]);
+        assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a", "--allow-aes-keys"]);
         const mon = plan.container(`ceph-${FS}-mon-a`, "mon");
         assert.deepEqual(mon.command, ["ceph-mon", "--foreground", "--id", "a", "--setuser", "ceph", "--setgroup", "ceph", `--public-addr=${c.monIp}`, "--public-bind-addr=$(POD_IP)"]);
         assert.deepEqual(mon.env.find((e) => e.name === "POD_IP"), { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
@@ -797,7 +797,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.deepEqual(Object.keys(ips), ["a", "b", "c"]);
         assert.equal(ips.a, c.monIp, "mon a keeps its Service and address");
         assert.equal(grown.fsid, c.fsid, "same cluster");
-        const mons = ["--mon", `a=${ips.a}`, "--mon", `b=${ips.b}`, "--mon", `c=${ips.c}`, "--initial", "a"];
+        const mons = ["--mon", `a=${ips.a}`, "--mon", `b=${ips.b}`, "--mon", `c=${ips.c}`, "--initial", "a", "--allow-aes-keys"];
         // the ConfigMap now lists the three mons
         c.writeConf(c.conf, c.fsid, grown);
         // mon a's init with the grown config: its store is left as it is
