@@ -12,14 +12,12 @@ export const images = {
     nfsLivenessProbe: "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
     nfsNodeDriverRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
     /**
-     * Ceph Squid 19.2.4: mon, mgr, mds, osd and the admin tools. It stays here until two things land:
-     * keys the program makes as AES-256 (Ceph 20 refuses its AES-128 keys on a new cluster, and allowing
-     * them leaves the cluster in HEALTH_WARN, an upgraded one in HEALTH_ERR) and gated rolling restarts
-     * (a plain `pulumi up` of an image change restarts every mon, mgr, OSD and mds at once). The Ceph tier
-     * already runs the release to move to, Tentacle 20.2.4, the one ceph-csi v3.17.1 is built on
-     * (test/ceph/release.ts; docs/cephfs.md, "Ceph release").
+     * Ceph Tentacle 20.2.4: mon, mgr, mds, osd and the admin tools; the release the Ceph tier runs
+     * (test/ceph/release.ts) and the one ceph-csi v3.17.1 is built on. New keys are AES-256
+     * (cephKeyBytes); a stack made at Squid keeps its AES-128 keys until rotated (docs/cephfs.md,
+     * "Ceph release", "Upgrading Ceph", "Key rotation").
      */
-    ceph: "quay.io/ceph/ceph:v19.2.4",
+    ceph: "quay.io/ceph/ceph:v20.2.4",
     /** ceph-csi v3.17.1 (CephFS) and the sidecar versions its v3.17 deployment uses. */
     cephCsi: "quay.io/cephcsi/cephcsi:v3.17.1",
     cephCsiProvisioner: "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",

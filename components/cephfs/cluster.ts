@@ -19,11 +19,42 @@ const cephKeyTypes: Record<number, number> = { 16: 1, 32: 2 };
 export const cephKeyCreated = { seconds: 0, nanoseconds: 0 };
 
 /**
- * How many random bytes a new key of a Ceph image gets: 32 (AES-256) from Tentacle (20) on, whose
- * mons refuse AES-128 keys on a new cluster; 16 (AES-128) before, as older releases know no other.
+ * The CSI user's key type (`cephfs[].csiKey`): "aes" (AES-128, the default) is read by every
+ * kernel CephFS client; "aes256" (AES-256, `aes256k`) only by Linux 7.0 and later, which must
+ * then run on every node that mounts the storage's volumes (docs/cephfs.md "Keys on Ceph 20").
  */
-export function cephKeyBytes(image: string): 16 | 32 {
-    return cephMajorRelease(image) >= 20 ? 32 : 16;
+export type CsiKeyType = "aes" | "aes256";
+
+/**
+ * How many random bytes a new key of an entity gets with a Ceph image. Daemon and admin keys
+ * (mon., client.admin, client.bootstrap-osd): 32 (AES-256) from Tentacle (20) on, whose mons
+ * refuse AES-128 keys on a new cluster unless allowed; 16 (AES-128) before, as older releases
+ * know no other. The CSI user's key (`client.csi`, mounted by the nodes' kernel client): 16
+ * unless `csiKey` is "aes256" (32; the config rules allow that only with Ceph 20 or later).
+ */
+export function cephKeyBytes(image: string, entity: GeneratedKey, csiKey: CsiKeyType = "aes"): 16 | 32 {
+    const release = cephMajorRelease(image);
+    if (entity === "csi") {
+        return csiKey === "aes256" ? 32 : 16;
+    }
+    return release >= 20 ? 32 : 16;
+}
+
+/**
+ * Whether an entity's key comes from its second, 32-byte `RandomBytes` (`<s>-key-<entity>-aes256`):
+ * the CSI user's with `csiKey: aes256`, the others with `keys: aes256` (the rotation).
+ */
+export function usesAes256Bytes(entity: GeneratedKey, flags: { keys?: "aes256"; csiKey?: "aes256" }): boolean {
+    return entity === "csi" ? flags.csiKey === "aes256" : flags.keys === "aes256";
+}
+
+/**
+ * Whether a new cluster's first monmap must allow AES-128 (`aes`) keys beside Ceph 20's
+ * `aes256k`: with Ceph 20 or later and an AES-128 CSI key (`ceph-mon-init.sh --allow-aes-keys`).
+ * Older releases allow only `aes` anyway and their monmaptool has no cipher option.
+ */
+export function monmapAllowsAesKeys(image: string, csiKey: CsiKeyType = "aes"): boolean {
+    return cephMajorRelease(image) >= 20 && cephKeyBytes(image, "csi", csiKey) === 16;
 }
 
 /**
@@ -80,9 +111,9 @@ export function initialMonIds(placement: MonPlacement[]): string[] {
     return [placement[0].id];
 }
 
-/** The arguments of a mon's init step: its id, every mon of the config, the initial mons. */
-export function monInitArgs(id: string, mons: MonAddress[], initial: string[]): string[] {
-    return ["--id", id, ...mons.flatMap((m) => ["--mon", `${m.id}=${m.ip}`]), "--initial", initial.join(",")];
+/** The arguments of a mon's init step: its id, every mon of the config, the initial mons, whether a new monmap allows AES-128 keys. */
+export function monInitArgs(id: string, mons: MonAddress[], initial: string[], allowAesKeys = false): string[] {
+    return ["--id", id, ...mons.flatMap((m) => ["--mon", `${m.id}=${m.ip}`]), "--initial", initial.join(","), ...(allowAesKeys ? ["--allow-aes-keys"] : [])];
 }
 
 

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { images } from "../images";
 import { commonLabels } from "../naming";
-import { CsiCluster, GeneratedKey, MonAddress, MonPlacement, cephKey, cephKeyBytes, cephNames, generatedKeys, monPlacement } from "./cluster";
+import { CsiCluster, CsiKeyType, GeneratedKey, MonAddress, MonPlacement, cephKey, cephKeyBytes, cephNames, generatedKeys, monPlacement, monmapAllowsAesKeys, usesAes256Bytes } from "./cluster";
 
 export interface CephFsIdentityArgs {
     /** The storage namespace. */
@@ -11,11 +11,18 @@ export interface CephFsIdentityArgs {
     /** Node names of the storage's hosts (mon placement follows them). */
     hosts: string[];
     /**
-     * "aes256": every key comes from a second, 32-byte `RandomBytes` (`<s>-key-<entity>-aes256`),
-     * made beside the first, which stays in state unchanged and unused: the key rotation of a
-     * stack made before Ceph 20 (docs/cephfs.md "Key rotation").
+     * "aes256": the keys of mon., client.admin and client.bootstrap-osd come from a second,
+     * 32-byte `RandomBytes` (`<s>-key-<entity>-aes256`), made beside the first, which stays in
+     * state unchanged and unused: the key rotation of a stack made before Ceph 20 (docs/cephfs.md
+     * "Key rotation"). The CSI user's key follows `csiKey`.
      */
     keys?: "aes256";
+    /**
+     * "aes256": the CSI user's key comes from a second, 32-byte `RandomBytes`
+     * (`<s>-key-csi-aes256`), on a new stack as on an existing one (then a rotation); left out:
+     * the first one, 16 bytes (AES-128), which every kernel CephFS client reads.
+     */
+    csiKey?: "aes256";
 }
 
 /** The 32 random bytes of a rotated key (AES-256 whatever the image: the rules check it is Ceph 20+). */
@@ -46,6 +53,10 @@ export class CephFsIdentity extends pulumi.ComponentResource {
     public readonly monAddresses: pulumi.Output<MonAddress[]>;
     /** This cluster's entry in ceph-csi's config. */
     public readonly csiCluster: pulumi.Output<CsiCluster>;
+    /** The CSI user's key type: "aes256" only when asked (`csiKey`). */
+    public readonly csiKey: CsiKeyType;
+    /** Whether a new cluster's first monmap allows AES-128 keys (the CSI key's) beside AES-256. */
+    public readonly allowAesKeys: boolean;
 
     constructor(name: string, args: CephFsIdentityArgs, opts?: pulumi.ComponentResourceOptions) {
         super("zcloud:storage:CephFsIdentity", `${name}-identity`, {}, opts);
@@ -57,17 +68,20 @@ export class CephFsIdentity extends pulumi.ComponentResource {
         const fsid = new random.RandomUuid(`${name}-fsid`, {}, child);
         this.fsid = fsid.result;
 
+        this.csiKey = args.csiKey ?? "aes";
+        this.allowAesKeys = monmapAllowsAesKeys(images.ceph, this.csiKey);
         const keys = {} as Record<GeneratedKey, pulumi.Output<string>>;
         for (const entity of generatedKeys) {
-            // A new key is as long as the shipped Ceph release wants (cephKeyBytes). An existing
-            // stack keeps the key it has: `length` is ignored once the bytes exist, so a release
-            // that moves to longer keys never replaces them (rotation is a documented step).
+            // A new key is as long as the shipped Ceph release wants for the entity
+            // (cephKeyBytes: the CSI user's stays AES-128). An existing stack keeps the key it
+            // has: `length` is ignored once the bytes exist, so a release that moves to longer
+            // keys never replaces them (rotation is a documented step).
             const bytes = new random.RandomBytes(
                 `${name}-key-${entity}`,
-                { length: cephKeyBytes(images.ceph) },
+                { length: cephKeyBytes(images.ceph, entity) },
                 { ...child, additionalSecretOutputs: ["base64", "hex"], ignoreChanges: ["length"] },
             );
-            const source = args.keys === "aes256" ? aes256Bytes(`${name}-key-${entity}-aes256`, child) : bytes;
+            const source = usesAes256Bytes(entity, args) ? aes256Bytes(`${name}-key-${entity}-aes256`, child) : bytes;
             // Under a preview the bytes are unknown and the apply does not run.
             keys[entity] = pulumi.secret(source.base64.apply((b) => (b === undefined ? (undefined as unknown as string) : cephKey(b))));
         }

@@ -41,7 +41,7 @@ export function cephMons(a: CephMonsArgs): CephMonStarter {
                 initContainers: [
                     pods.container({
                         name: "mon-init",
-                        command: id.monAddresses.apply((addrs) => cephScriptCommand("ceph-mon-init.sh", monInitArgs(m.id, addrs, initialMons))),
+                        command: id.monAddresses.apply((addrs) => cephScriptCommand("ceph-mon-init.sh", monInitArgs(m.id, addrs, initialMons, id.allowAesKeys))),
                         volumeMounts: [...pods.keyedMounts, pods.scriptsMount, storeMount],
                     }),
                 ],

@@ -12,7 +12,7 @@ import { CephFsIdentity } from "./identity";
 export const cephFsStorageType = defineStorageType({
     type: "cephfs",
     shared: (storages, ctx) => {
-        const identities = storages.map((s) => new CephFsIdentity(s.name, { namespace: ctx.namespace, hosts: Object.keys(s.hosts), keys: s.keys }, ctx.opts));
+        const identities = storages.map((s) => new CephFsIdentity(s.name, { namespace: ctx.namespace, hosts: Object.keys(s.hosts), keys: s.keys, csiKey: s.csiKey }, ctx.opts));
         const driver = new CephCsiDriver(
             "ceph-csi-cephfs",
             { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, clusters: identities.map((i) => i.csiCluster) },

@@ -75,6 +75,12 @@ export interface CephFsConfig extends StorageBase {
      * keys; the rotation is docs/cephfs.md "Key rotation"). Left out: the keys it has.
      */
     keys?: "aes256";
+    /**
+     * "aes256": the CSI user's key (`client.csi`, the one the nodes' kernel client mounts with) is
+     * AES-256 too; every node that mounts the storage's volumes must run Linux 7.0 or later. Left
+     * out: AES-128, which every kernel client reads (docs/cephfs.md "Keys on Ceph 20").
+     */
+    csiKey?: "aes256";
 }
 
 export interface ChapConfig {

@@ -265,13 +265,15 @@ export const cephReplicas: Rule = (c) =>
         ];
     });
 
-/** `keys: aes256` needs a Ceph image that knows AES-256 keys (Tentacle 20 or later). */
+/** `keys: aes256` and `csiKey: aes256` need a Ceph image that knows AES-256 keys (Tentacle 20 or later). */
 export function cephKeysForImage(image: string): Rule {
     return (c) =>
         cephMajorRelease(image) >= 20
             ? []
             : c.cephfs.flatMap((s, i) =>
-                  s.keys === undefined ? [] : [{ path: `cephfs[${i}].keys`, message: `aes256 needs Ceph 20 or later, but the program ships ${image}, whose Ceph knows only AES-128 keys` }],
+                  (["keys", "csiKey"] as const)
+                      .filter((k) => s[k] !== undefined)
+                      .map((k) => ({ path: `cephfs[${i}].${k}`, message: `aes256 needs Ceph 20 or later, but the program ships ${image}, whose Ceph knows only AES-128 keys` })),
               );
 }
 

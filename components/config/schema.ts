@@ -162,6 +162,11 @@ export const cephfsSchema = z.strictObject({
     keys: z
         .enum(["aes256"], { message: 'must be "aes256" (new AES-256 keys for the storage, docs/cephfs.md "Key rotation"), or left out' })
         .optional(),
+    csiKey: z
+        .enum(["aes256"], {
+            message: 'must be "aes256" (an AES-256 key for the CSI user, read only by Linux 7.0 and later on every node that mounts the volumes, docs/cephfs.md "Keys on Ceph 20"), or left out (AES-128)',
+        })
+        .optional(),
 });
 
 const portal = described((v) => {

@@ -15,7 +15,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
-import { cephKey, cephNames } from "../../components/cephfs/cluster";
+import { cephKey, cephKeyBytes, cephNames } from "../../components/cephfs/cluster";
+import { images } from "../../components/images";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
 import { tierRoot } from "./release";
@@ -368,7 +369,7 @@ export class CephTestCluster {
             return m;
         };
         const keyMode = mode(`ceph-${this.plan.stack.storage}-keys`);
-        for (const k of KEY_NAMES) this.writeKey(k, this.genKey(), keyMode);
+        for (const k of KEY_NAMES) this.writeKey(k, this.genKey(k), keyMode);
         fs.writeFileSync(path.join(this.tmp, "osd-keys", "bootstrap-osd"), this.key("bootstrap-osd") + "\n", { mode: mode(`ceph-${this.plan.stack.storage}-osd-keys`) });
         this.writeConf(this.conf, this.fsid);
         await this.startHolder();
@@ -379,9 +380,14 @@ export class CephTestCluster {
      * Ceph 20 image (cephKeyBytes); 16 (AES-128) for a cluster created at an older release.
      */
     keyBytes: 16 | 32 = 32;
-    /** A key as the program makes it (cephKey of keyBytes random bytes). */
-    genKey(): string {
-        return cephKey(randomBytes(this.keyBytes).toString("base64"));
+    /**
+     * Per key, when it differs from keyBytes: the CSI user's key as the program makes it for the
+     * shipped image (AES-128 by default, cephKeyBytes; docs/cephfs.md "Keys on Ceph 20").
+     */
+    keyBytesOf: Partial<Record<KeyName, 16 | 32>> = { csi: cephKeyBytes(images.ceph, "csi") };
+    /** A key as the program makes it (cephKey of keyBytes random bytes, or the named key's). */
+    genKey(name?: KeyName): string {
+        return cephKey(randomBytes((name && this.keyBytesOf[name]) ?? this.keyBytes).toString("base64"));
     }
     writeKey(name: string, key: string, mode = 0o600): string {
         const file = path.join(this.tmp, "keys", name);

@@ -1,9 +1,8 @@
 /**
  * The Ceph release the tier runs: Debian's packages of one suite at one X.Y.Z, in a debootstrap
- * chroot built by test/ceph/build-chroot.sh (cached outside the clone). It is the release to
- * move to, Tentacle 20.2.4; the program ships Squid 19.2.4 (components/images.ts) until gated
- * restarts and AES-256 keys land. test/unit/ceph-release.test.ts holds both pins (and
- * test/setup's build line).
+ * chroot built by test/ceph/build-chroot.sh (cached outside the clone). It is the shipped
+ * image's release, Tentacle 20.2.4 (components/images.ts). test/unit/ceph-release.test.ts holds
+ * both pins (and test/setup's build line).
  */
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
@@ -15,7 +14,7 @@ export interface TierRelease {
     version: string;
 }
 
-/** The release to move to (quay.io/ceph/ceph:v20.2.4, not shipped yet): Debian sid's ceph 20.2.4. */
+/** The shipped release (quay.io/ceph/ceph:v20.2.4): Debian sid's ceph 20.2.4. */
 export const TIER_RELEASE: TierRelease = { suite: "sid", version: "20.2.4" };
 
 /** The release an upgrade starts from (test/ceph/upgrade.test.ts): Debian trixie's Reef 18.2.7. */

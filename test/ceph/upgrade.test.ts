@@ -1,8 +1,8 @@
 /**
  * Ceph tier, upgrade: a cluster created at the previous release (Reef 18.2.7, Debian trixie's
  * packages in a chroot of their own) by the commands the program renders for a three-host stack,
- * then upgraded daemon by daemon to the release to move to (Tentacle 20.2.4; the program still
- * ships Squid 19.2.4) in Ceph's documented order: `noout`; mons one at a time (each back in the
+ * then upgraded daemon by daemon to the shipped release (Tentacle 20.2.4) in Ceph's documented
+ * order: `noout`; mons one at a time (each back in the
  * quorum at the new version before the next); the mgr; OSDs one host at a time (`ok-to-stop`
  * first, up and every PG active after); the mds; then `require-osd-release tentacle` and `noout`
  * cleared. Objects written with checksums before read back equal after. Each daemon restarts

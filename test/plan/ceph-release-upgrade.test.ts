@@ -1,28 +1,30 @@
 /**
- * An existing CephFS stack made by the program at b7ed797 (Ceph Squid, quay.io/ceph/ceph:v19.2.4)
- * planned again by this program, which still ships Squid 19.2.4 but carries the script fixes
- * the Ceph tier needed at Tentacle 20.2.4 (the release to move to): both programs planned under
- * the mock runtime with one config, then the offline diff. The image stays; ceph-osd.sh (Ceph
- * 20's label marks a finished mkfs with `ready` only; keys of both shapes masked) and
- * ceph-mon-init.sh changed, so the mon-init and OSD script sets are new ConfigMaps
- * (content-addressed names; the old ones go last) and the mons and OSDs update in place; every
- * daemon's pod also gains the ceph.conf and key hashes, and the roll's gates are created in the
- * same up, so the pods restart one at a time behind them (test/plan/ceph-roll.test.ts); the
- * drains update in place (their delete carries the shared kubectl library); ceph.conf, the admin
- * pods and the filesystem Job stay as they are.
+ * The move from Ceph Squid 19.2.4 to Tentacle 20.2.4 on an existing CephFS stack: the stack made
+ * by the program at 3aac0da (quay.io/ceph/ceph:v19.2.4, the gated roll in place) planned again
+ * by this program, which ships quay.io/ceph/ceph:v20.2.4; both under the mock runtime with one
+ * config, then the offline diff. Every Ceph container's image moves (mons, mgrs, OSDs, mdss,
+ * the admin DaemonSet: in-place updates of the pod template; the filesystem Job is replaced, as
+ * any Job whose template changes), every gate runs again (its guard hash), the mon-init script
+ * set is new (ceph-mon-init.sh takes --allow-aes-keys) and the mons' init step gets
+ * `--allow-aes-keys` (a new monmap's ciphers: it never touches an existing store). The keys,
+ * Secrets (the CSI user's key stays AES-128), ceph.conf, disk
+ * commands, labels, ceph-csi (v3.17.1) and the StorageClass do not change; nothing else is
+ * replaced or deleted.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
-/** The merged program before the Tentacle script fixes (it ships quay.io/ceph/ceph:v19.2.4, as this one does). */
-const baseCommit = "b7ed797";
+/** main before the move (it ships quay.io/ceph/ceph:v19.2.4, with the gates and roll-start). */
+const baseCommit = "3aac0da";
 
 const config = {
     ...baseConfig,
     nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
+    "kubernetes:context": "prod-admin",
     cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
 };
 
@@ -41,52 +43,55 @@ after(() => old?.cleanup());
 function imagesOf(r: PlanRun["resources"][number]): string[] {
     return JSON.stringify(r.inputs).match(/"image":"[^"]+"/g)?.map((m) => m.slice(9, -1)) ?? [];
 }
+const cephImages = (plan: PlanRun) => [...new Set(plan.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))];
 
-test("the base plan ships Squid v19.2.4 in every Ceph container", () => {
-    const ceph = before_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:"));
-    assert.ok(ceph.length > 0);
-    assert.deepEqual([...new Set(ceph)], ["quay.io/ceph/ceph:v19.2.4"]);
+test(`${baseCommit} shipped Squid v19.2.4, this program ships Tentacle v20.2.4 in every Ceph container; ceph-csi stays v3.17.1`, () => {
+    assert.deepEqual(cephImages(before_), ["quay.io/ceph/ceph:v19.2.4"]);
+    assert.deepEqual(cephImages(after_), ["quay.io/ceph/ceph:v20.2.4"]);
+    const csi = (plan: PlanRun) => [...new Set(plan.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/cephcsi/")))];
+    assert.deepEqual(csi(before_), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
+    assert.deepEqual(csi(after_), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
 });
 
-test("b7ed797 -> now: the image stays v19.2.4; the daemons update in place (script sets, conf and key hashes) behind new gates; nothing replaced", () => {
+test(`${baseCommit} -> now: the daemons and admin pods update in place (the image), the filesystem Job is replaced, the gates run again; keys and Secrets unchanged`, () => {
     const changes = diffPlans(before_.resources, after_.resources);
-    // The mon-init and OSD script sets changed (ceph-mon-init.sh, ceph-osd.sh): new ConfigMaps
-    // (content-addressed names), the old ones deleted last.
-    const setName = (plan: PlanRun, set: string) => plan.resources.find((r) => r.type === "kubernetes:core/v1:ConfigMap" && r.name.startsWith(`ceph-shared-fs-scripts-${set}-`))!.name;
-    const sets = ["mon-init", "osd"].map((set) => [setName(before_, set), setName(after_, set)]);
-    for (const [was, now] of sets) assert.notEqual(was, now);
+    const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
+    const oldSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-mon-init-"))!.name;
     const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
     assert.equal(gates.length, 1 + 3 + 2 + 2 + 3 * 2 + 2 * 2);
-    const drains = ["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `shared-fs-${d}-drain`);
-    assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
-        ...sets.map(([, now]) => `create kubernetes:core/v1:ConfigMap ${now} `),
-        `create kubernetes:core/v1:ConfigMap ${setName(after_, "gate")} `,
-        // the gates' and drains' local script sets (their stubs read them: test/plan/ceph-roll.test.ts)
-        ...["cephfs-gate", "cephfs-osd-remove"].map((set) => `create kubernetes:core/v1:ConfigMap ${setName(after_, set)} `),
-        ...gates.map((g) => `create command:local:Command ${g} `),
-        ...["mon-a", "mon-b", "mon-c"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
-        ...["mgr-a", "mgr-b", "mds-a", "mds-b"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata`),
-        ...["node4-wwn-0x4", "node5-wwn-0x5", "node6-wwn-0x6", "node6-wwn-0x7"].map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-osd-${d} spec.template.metadata,spec.template.spec`),
-        ...drains.map((d) => `update command:local:Command ${d} delete`),
-        ...sets.map(([was]) => `delete kubernetes:core/v1:ConfigMap ${was} `),
+    const deployments = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6", "osd-node6-wwn-0x7"];
+    assert.deepEqual(said, [
+        `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
+        `delete kubernetes:core/v1:ConfigMap ${oldSet}`,
+        ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
+        "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
+        "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
+        // the gates' and drains' local script sets, the gates' and drains' stubs (test/plan/ceph-roll.test.ts)
+        ...["cephfs-gate.sh", "cephfs-osd-remove.sh"].map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f as "cephfs-gate.sh" | "cephfs-osd-remove.sh")}`),
+        ...gates.map((g) => `update command:local:Command ${g} create,environment.ZCLOUD_GATE_GUARDS,update`),
+        ...["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `update command:local:Command shared-fs-${d}-drain delete`),
     ].sort());
-    for (const c of changes.filter((x) => x.kind === "update" && x.resource.type !== "command:local:Command")) {
+    // Each updated workload: the old inputs with the image moved (and, for the mons, the
+    // mon-init set's name and hash annotation), nothing else. The daemons' key hash annotation
+    // differs only under the offline plan's mock, which makes a key's bytes from its `length`
+    // input (now 32): the engine keeps an existing key's bytes (`ignoreChanges: ["length"]`,
+    // test/plan/cephfs-keys.test.ts), so a real `up` leaves that annotation as it is.
+    const sets = (inputs: any): string => inputs.spec?.template?.metadata?.annotations?.["storage.zcloud.io/script-sets"] ?? "";
+    const withoutKeyHash = (inputs: any): any => {
+        const copy = JSON.parse(JSON.stringify(inputs));
+        delete copy.spec?.template?.metadata?.annotations?.["storage.zcloud.io/ceph-keys"];
+        return copy;
+    };
+    for (const c of changes.filter((x) => x.kind === "update" && x.resource.type.startsWith("kubernetes:apps/"))) {
         const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
-        // The new inputs are the old ones with the script set's name (and its hash annotation)
-        // moved, nothing else: the image is the same.
-        const hashes = (inputs: any): string => inputs.spec?.template?.metadata?.annotations?.["storage.zcloud.io/script-sets"] ?? "";
-        const moved = JSON.stringify(was.inputs)
-            .replaceAll(sets[0][0], sets[0][1])
-            .replaceAll(sets[1][0], sets[1][1])
-            .replaceAll(hashes(was.inputs) || "\0", hashes(c.resource.inputs));
-        // ... and the ceph.conf and key hashes added (test/plan/ceph-roll.test.ts).
-        const now = JSON.parse(JSON.stringify(c.resource.inputs));
-        delete now.spec.template.metadata.annotations["storage.zcloud.io/ceph-conf"];
-        delete now.spec.template.metadata.annotations["storage.zcloud.io/ceph-keys"];
-        if (Object.keys(now.spec.template.metadata.annotations).length === 0) delete now.spec.template.metadata.annotations;
-        assert.equal(JSON.stringify(now), moved, c.resource.name);
+        const moved = JSON.stringify(withoutKeyHash(was.inputs))
+            .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
+            .replaceAll(oldSet, cephScriptSetName("shared-fs", "ceph-mon-init.sh"))
+            .replaceAll(sets(was.inputs) || "\0", sets(c.resource.inputs))
+            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
+        assert.equal(JSON.stringify(withoutKeyHash(c.resource.inputs)), moved, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
-        assert.equal(c.resource.deleteBeforeReplace, was.deleteBeforeReplace, c.resource.name);
     }
-    assert.deepEqual([...new Set(after_.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))], ["quay.io/ceph/ceph:v19.2.4"]);
+    // No key resource or Secret changes.
+    assert.deepEqual(changes.filter((c) => c.resource.type.startsWith("random:") || c.resource.type === "kubernetes:core/v1:Secret"), []);
 });

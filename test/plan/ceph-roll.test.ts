@@ -227,17 +227,22 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         assert.notEqual(oldMonInit[0], cephScriptSetName("shared-fs", "ceph-mon-init.sh"));
         const localSets = [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")];
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...localSets, ...gates().map((g) => g.name)].sort());
-        assert.deepEqual(by("replace"), []);
+        // The image moved from Squid to Tentacle since (test/plan/ceph-release-upgrade.test.ts):
+        // the filesystem Job is replaced, the admin pods updated (only their image).
+        assert.deepEqual(by("replace"), ["shared-fs-filesystem"]);
         assert.deepEqual(by("delete"), oldMonInit);
         const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
         const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
-        assert.deepEqual(by("update"), [...daemons, ...drains].sort());
+        assert.deepEqual(by("update"), [...daemons, ...drains, "ceph-shared-fs-admin"].sort());
         for (const c of changes.filter((x) => x.kind === "update")) {
-            if (c.resource.type === DEPLOYMENT) {
+            if (c.resource.name === "ceph-shared-fs-admin") {
+                assert.deepEqual(c.fields, ["spec.template.spec"]);
+            } else if (c.resource.type === DEPLOYMENT) {
                 // The pod template's annotations: ceph.conf's and the keys' hashes added; the mons
                 // also run the new mon-init set (its ConfigMap's name and the sets' annotation).
                 const isMon = /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name);
-                assert.deepEqual(c.fields, isMon ? ["spec.template.metadata", "spec.template.spec"] : ["spec.template.metadata"], c.resource.name);
+                // Every pod template's spec changes too: the image (Squid -> Tentacle).
+                assert.deepEqual(c.fields, ["spec.template.metadata", "spec.template.spec"], c.resource.name);
                 const was = (c.before!.inputs as any).spec.template.metadata.annotations ?? {};
                 const now = (c.resource.inputs as any).spec.template.metadata.annotations;
                 const { ["storage.zcloud.io/ceph-conf"]: conf, ["storage.zcloud.io/ceph-keys"]: keys, ...rest } = now;
@@ -252,12 +257,11 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 assert.deepEqual(c.fields, ["delete"], c.resource.name);
             }
         }
-        // Disk commands, labels and the admin pods: as they are.
+        // Disk commands and labels: as they are.
         for (const n of Object.keys(hosts)) {
             assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-disks`), undefined);
             assert.equal(changes.find((c) => c.resource.name === `shared-fs-${n}-label`), undefined);
         }
-        assert.equal(changes.find((c) => c.resource.name === "ceph-shared-fs-admin"), undefined);
     });
 
     test("the first up is already gated: the gates are created in the same up, between the updates, and their create runs the check", () => {
@@ -325,8 +329,9 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
-            // 18 gates, the gate, local and new mon-init sets created; the old mon-init set deleted; nothing replaced
-            assert.ok(/\n1 to delete, 15 to update, 22 to create\n/.test(out), out);
+            // 18 gates, the gate, local and new mon-init sets created; the old mon-init set deleted; the
+            // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle)
+            assert.ok(/\n1 to delete, 1 to replace, 16 to update, 22 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -352,16 +357,20 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
         const others = gates().filter((g) => g.name !== "shared-fs-gate-roll-start");
         assert.deepEqual(by("update"), others.map((g) => g.name).sort());
         for (const c of changes.filter((x) => x.kind === "update")) {
-            // the command names the new script set and carries the new cephfs-gate.sh; the guard hash
-            // changes only for the mons' gates (the mon-init script set changed since: test/plan/ceph-key-rotation.test.ts)
-            const monGate = c.resource.name.startsWith("shared-fs-gate-mon-");
-            assert.deepEqual(c.fields, monGate ? ["create", "environment.ZCLOUD_GATE_GUARDS", "update"] : ["create", "update"], c.resource.name);
-            assert.equal(env(c.resource)[gateGuardsEnv] === env(c.before!)[gateGuardsEnv], !monGate, c.resource.name);
+            // the command names the new script set and carries the new cephfs-gate.sh; the guard
+            // hash changes for every gate: the image moved since (Squid -> Tentacle,
+            // test/plan/ceph-release-upgrade.test.ts), so every pod template it guards changed
+            assert.deepEqual(c.fields, ["create", "environment.ZCLOUD_GATE_GUARDS", "update"], c.resource.name);
+            assert.notEqual(env(c.resource)[gateGuardsEnv], env(c.before!)[gateGuardsEnv], c.resource.name);
         }
         // roll-start changes nothing the cluster runs: no drain, disk command or label changes; the
-        // other changes are the mon-init set's (the mons, the set's ConfigMap: test/plan/ceph-key-rotation.test.ts)
+        // other changes are the release's (the image of every daemon, the admin pods and the
+        // filesystem Job; the mon-init set: test/plan/ceph-release-upgrade.test.ts, ceph-key-rotation.test.ts)
         const release = (c: (typeof all)[number]) =>
-            /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name) || (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
+            (c.resource.type === DEPLOYMENT && c.resource.name.startsWith("ceph-shared-fs-")) ||
+            c.resource.name === "ceph-shared-fs-admin" ||
+            c.resource.name === "shared-fs-filesystem" ||
+            (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
         assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !release(c)).map((c) => c.resource.name), []);
         // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
         const text = renderChanges(changes);
@@ -372,8 +381,16 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
 });
 
 describe(`an existing stack made by ${beforeStub} (gates and drains with their local script inline)`, () => {
-    test("pulumi up: the two local script sets created; every gate and drain updated in place (its command the stub); nothing else changes, nothing replaced or deleted", () => {
-        const changes = diffPlans(inline.resources, run.resources);
+    test("pulumi up: the two local script sets created; every gate and drain updated in place (its command the stub); besides the release's changes nothing else changes, nothing replaced or deleted", () => {
+        // The image moved from Squid to Tentacle since (test/plan/ceph-release-upgrade.test.ts holds
+        // those changes: the daemons, the admin pods, the filesystem Job, the mon-init set, and each
+        // gate's guard hash); here only what the stubs change.
+        const release = (r: { type: string; name: string }) =>
+            (r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")) ||
+            r.name === "ceph-shared-fs-admin" ||
+            r.name === "shared-fs-filesystem" ||
+            (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
+        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")].sort());
         assert.deepEqual(by("replace"), []);
@@ -389,9 +406,9 @@ describe(`an existing stack made by ${beforeStub} (gates and drains with their l
                 // the gate runs again on this update (its check: harmless, it passes on a healthy
                 // cluster); its guard hash, environment and arguments are as they were; `update`
                 // goes (the provider runs `create` on an update)
-                assert.deepEqual(c.fields, ["create", "update"], c.resource.name);
+                assert.deepEqual(c.fields, ["create", "environment.ZCLOUD_GATE_GUARDS", "update"], c.resource.name);
                 assert.equal(now.update, undefined, c.resource.name);
-                assert.deepEqual(now.environment, before.environment, c.resource.name);
+                assert.deepEqual({ ...now.environment, [gateGuardsEnv]: "" }, { ...before.environment, [gateGuardsEnv]: "" }, c.resource.name);
                 assert.equal(gateArgs(c.resource), gateArgs(c.before!), c.resource.name);
                 assert.ok(before.create.includes("ck_kube_target") && !now.create.includes("ck_kube_target"), c.resource.name);
             } else {

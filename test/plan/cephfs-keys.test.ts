@@ -1,13 +1,13 @@
 /**
  * CephFS keys across a release of the program: a new stack's keys are as long as the shipped Ceph
- * image wants (AES-256 from Tentacle 20 on), while an existing stack's key resources keep what they
+ * image wants for each entity (AES-256 from Tentacle 20 on, the CSI user's AES-128), while an existing stack's key resources keep what they
  * hold: `length` is ignored once the bytes exist, so the offline diff from the previous program
  * shows no change of a key resource or of the key Secrets (a replace would make new keys that the
  * cluster does not know).
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { cephKeyBytes } from "../../components/cephfs/cluster";
+import { GeneratedKey, cephKeyBytes } from "../../components/cephfs/cluster";
 import { images } from "../../components/images";
 import { diffPlans } from "../../tools/plan/diff";
 import { oldProgram } from "../helpers/oldProgram";
@@ -35,11 +35,13 @@ before(async () => {
 });
 after(() => old?.cleanup());
 
-test("a new stack's keys get the shipped release's length; the length is ignored once they exist", () => {
+test("a new stack's keys get the shipped release's length for their entity (the CSI user's: AES-128); the length is ignored once they exist", () => {
     const keys = after_.resources.filter((r) => r.type === "random:index/randomBytes:RandomBytes").map((r) => r.name).sort();
     assert.deepEqual(keys, keyResources);
     for (const r of after_.resources.filter((x) => keyResources.includes(x.name))) {
-        assert.equal(r.inputs.length, cephKeyBytes(images.ceph), r.name);
+        const entity = r.name.slice("shared-fs-key-".length) as GeneratedKey;
+        assert.equal(r.inputs.length, cephKeyBytes(images.ceph, entity), r.name);
+        if (entity === "csi") assert.equal(r.inputs.length, 16, "the CSI user's key stays AES-128 by default");
         assert.deepEqual(r.ignoreChanges, ["length"], r.name);
     }
 });

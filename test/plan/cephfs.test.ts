@@ -24,7 +24,8 @@ const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 const SECRET = "kubernetes:core/v1:Secret";
 const REMOTE = "command:remote:Command";
 const LOCAL = "command:local:Command";
-const KEY_LIKE = /AQ[A-Za-z0-9+/]{36}==/;
+/** A Ceph key in base64: AES-128 (`AQ...==`, 40 characters) or AES-256 (`Ag...=`, 60). */
+const KEY_LIKE = /AQ[A-Za-z0-9+/]{36}==|Ag[A-Za-z0-9+/]{57}=/;
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } };
 const hostKeys = Object.fromEntries(["node3", "node4", "node5", "node6"].map((n) => [n, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ${n}`]));
@@ -142,7 +143,7 @@ describe("CephFS graph", () => {
         // every mon's init lists every mon of the config; only a, the first placed, is initial
         for (const id of ["a", "b", "c"]) {
             const init = podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).initContainers[0].command;
-            assert.deepEqual(init.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a"]);
+            assert.deepEqual(init.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a", "--allow-aes-keys"]);
         }
         // mons of different nodes never wait on each other's rollout (b and c wait for a quorum
         // in their init step instead)
@@ -162,7 +163,7 @@ describe("CephFS graph", () => {
             assert.equal((named(name, SECRET).inputs as any).stringData, "[secret]", name);
         }
         const opened = (name: string) => (named(name, SECRET).policyInputs as any).stringData;
-        const keyNames = (o: Record<string, string>) => Object.keys(o).filter((k) => /^AQ[A-Za-z0-9+/]{36}==$/.test(o[k])).sort();
+        const keyNames = (o: Record<string, string>) => Object.keys(o).filter((k) => new RegExp(`^(?:${KEY_LIKE.source})$`).test(o[k])).sort();
         assert.deepEqual(keyNames(opened("shared-fs-ceph-osd-keys")), ["bootstrap-osd"]);
         assert.deepEqual(keyNames(opened("shared-fs-ceph-keys")), ["admin", "bootstrap-osd", "csi", "mon"]);
         const csi = opened("shared-fs-csi-secret");
@@ -170,6 +171,11 @@ describe("CephFS graph", () => {
         assert.equal(csi.userID, "csi");
         assert.equal(csi.adminID, "csi");
         assert.equal(csi.adminKey, csi.userKey, "the least-privilege CSI user provisions and mounts");
+        // Per entity (Ceph 20): the daemon and admin keys AES-256, the CSI user's AES-128, the
+        // type every kernel CephFS client reads (docs/cephfs.md "Keys on Ceph 20").
+        const keys = opened("shared-fs-ceph-keys");
+        assert.deepEqual(Object.fromEntries(["admin", "bootstrap-osd", "csi", "mon"].map((k) => [k, keys[k].slice(0, 2)])), { admin: "Ag", "bootstrap-osd": "Ag", csi: "AQ", mon: "Ag" });
+        assert.equal(csi.userKey, keys.csi);
         for (const r of run.resources.filter((r) => r.type !== SECRET)) {
             assert.doesNotMatch(JSON.stringify(r.inputs), KEY_LIKE, `${r.type} ${r.name}`);
         }

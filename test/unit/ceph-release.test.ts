@@ -1,7 +1,7 @@
 /**
- * The Ceph releases: the image the program ships (components/images.ts) stays Squid 19.2.4 until
- * gated restarts and AES-256 keys land; the Ceph tier's chroot (test/ceph/release.ts, built by
- * test/setup) runs the release to move to, Tentacle 20.2.4; docs/cephfs.md names both.
+ * The Ceph releases: the image the program ships (components/images.ts) and the Ceph tier's
+ * chroot (test/ceph/release.ts, built by test/setup) are one release, Tentacle 20.2.4;
+ * docs/cephfs.md names it.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -11,16 +11,16 @@ import { images } from "../../components/images";
 import { imageCephVersion, TIER_RELEASE, UPGRADE_FROM, versionOutputVersion } from "../ceph/release";
 
 describe("ceph release", () => {
-    test("the shipped image stays Squid 19.2.4; the tier runs the release to move to, Tentacle 20.2.4", () => {
-        assert.equal(images.ceph, "quay.io/ceph/ceph:v19.2.4");
-        assert.equal(imageCephVersion(images.ceph), "19.2.4");
+    test("the shipped image and the tier run one release, Tentacle 20.2.4", () => {
+        assert.equal(images.ceph, "quay.io/ceph/ceph:v20.2.4");
+        assert.equal(imageCephVersion(images.ceph), TIER_RELEASE.version);
         assert.deepEqual(TIER_RELEASE, { suite: "sid", version: "20.2.4" });
         const docs = readFileSync(join(__dirname, "..", "..", "docs", "cephfs.md"), "utf8");
         const release = docs.slice(docs.indexOf("## Ceph release"));
         assert.ok(docs.includes("## Ceph release"), "docs/cephfs.md has a \"Ceph release\" section");
-        assert.match(release, /quay\.io\/ceph\/ceph:v19\.2\.4/);
-        assert.match(release, /Squid 19\.2\.4/);
+        assert.match(release, /quay\.io\/ceph\/ceph:v20\.2\.4/);
         assert.match(release, /Tentacle 20\.2\.4/);
+        assert.doesNotMatch(release.slice(0, release.indexOf("\n## ", 3)), /quay\.io\/ceph\/ceph:v19/);
     });
 
     test("the upgrade test starts from the release before: Reef 18.2.7 (Debian trixie)", () => {

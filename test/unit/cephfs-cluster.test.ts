@@ -4,6 +4,9 @@ import { createHash } from "node:crypto";
 import {
     cephKey,
     cephKeyBytes,
+    monmapAllowsAesKeys,
+    usesAes256Bytes,
+    generatedKeys,
     cephKeySecret,
     cephNames,
     deviceSlug,
@@ -58,14 +61,47 @@ describe("cephKey", () => {
 });
 
 describe("cephKeyBytes", () => {
-    it("32 bytes (AES-256) from Tentacle 20 on, 16 (AES-128) before", () => {
-        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v19.2.4"), 16);
-        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v18.2.7"), 16);
-        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4"), 32);
-        assert.equal(cephKeyBytes("registry.local:5000/ceph/ceph:v21.2.0"), 32);
+    it("daemon and admin keys: 32 bytes (AES-256) from Tentacle 20 on, 16 (AES-128) before", () => {
+        for (const entity of ["mon", "admin", "bootstrap-osd"] as const) {
+            assert.equal(cephKeyBytes("quay.io/ceph/ceph:v19.2.4", entity), 16, entity);
+            assert.equal(cephKeyBytes("quay.io/ceph/ceph:v18.2.7", entity), 16, entity);
+            assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4", entity), 32, entity);
+            assert.equal(cephKeyBytes("registry.local:5000/ceph/ceph:v21.2.0", entity), 32, entity);
+            // the CSI key's type does not move them
+            assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4", entity, "aes256"), 32, entity);
+            assert.equal(cephKeyBytes("quay.io/ceph/ceph:v19.2.4", entity, "aes"), 16, entity);
+        }
+    });
+    it("the CSI user's key: 16 bytes (AES-128, every kernel client) whatever the release, 32 only when asked", () => {
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4", "csi"), 16);
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4", "csi", "aes"), 16);
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v19.2.4", "csi"), 16);
+        assert.equal(cephKeyBytes("quay.io/ceph/ceph:v20.2.4", "csi", "aes256"), 32);
     });
     it("refuses an image whose tag is not a release", () => {
-        assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
+        assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest", "admin"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
+        assert.throws(() => cephKeyBytes("quay.io/ceph/ceph:latest", "csi"), /cannot tell the Ceph release of image quay.io\/ceph\/ceph:latest \(expected a tag vX.Y.Z\)/);
+    });
+});
+
+describe("usesAes256Bytes", () => {
+    it("keys: aes256 moves mon., client.admin and client.bootstrap-osd; csiKey: aes256 the CSI user's alone", () => {
+        const of = (flags: { keys?: "aes256"; csiKey?: "aes256" }) => generatedKeys.filter((e) => usesAes256Bytes(e, flags));
+        assert.deepEqual(of({}), []);
+        assert.deepEqual(of({ keys: "aes256" }), ["mon", "admin", "bootstrap-osd"]);
+        assert.deepEqual(of({ csiKey: "aes256" }), ["csi"]);
+        assert.deepEqual(of({ keys: "aes256", csiKey: "aes256" }), ["mon", "admin", "bootstrap-osd", "csi"]);
+    });
+});
+
+describe("monmapAllowsAesKeys", () => {
+    it("Ceph 20+ with the AES-128 CSI key: the first monmap allows aes beside aes256k", () => {
+        assert.equal(monmapAllowsAesKeys("quay.io/ceph/ceph:v20.2.4"), true);
+        assert.equal(monmapAllowsAesKeys("quay.io/ceph/ceph:v20.2.4", "aes"), true);
+    });
+    it("an AES-256 CSI key keeps Ceph 20's default (aes256k only); before 20 monmaps know no ciphers", () => {
+        assert.equal(monmapAllowsAesKeys("quay.io/ceph/ceph:v20.2.4", "aes256"), false);
+        assert.equal(monmapAllowsAesKeys("quay.io/ceph/ceph:v19.2.4"), false);
     });
 });
 
@@ -92,6 +128,7 @@ describe("mons, mgrs, replicas", () => {
             { id: "b", ip: "10.96.0.11" },
         ];
         assert.deepEqual(monInitArgs("b", mons, ["a"]), ["--id", "b", "--mon", "a=10.96.0.10", "--mon", "b=10.96.0.11", "--initial", "a"]);
+        assert.deepEqual(monInitArgs("b", mons, ["a"], true), ["--id", "b", "--mon", "a=10.96.0.10", "--mon", "b=10.96.0.11", "--initial", "a", "--allow-aes-keys"]);
     });
     it("mgr standby only with a second host", () => {
         assert.deepEqual(mgrIds(1), ["a"]);

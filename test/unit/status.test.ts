@@ -4,7 +4,12 @@ import { StackModel } from "../../components/config/model";
 import { cephNames } from "../../components/cephfs/cluster";
 import { NodeReport } from "../../tools/discover/inventory";
 import { CephHealth, ClusterFacts, ClusterPod, cephExecArgv, clusterFacts, osdmapFlags, parseCephOsds, parseCephStatus } from "../../tools/status/cluster";
-import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, osdFlagAdvice, problemLine } from "../../tools/status/evaluate";
+import { StatusFacts, cephOsdProblems, evaluateStatus, exitCodeOf, expectedCephWarning, osdFlagAdvice, problemLine } from "../../tools/status/evaluate";
+
+/** The summaries Ceph 20.2.4 gives the AES-128 key checks (seen on the Ceph tier, test/ceph/keys.test.ts). */
+const AES_CLIENT_SUMMARY = "1 auth client entities with insecure key types";
+const AES_ALLOWED_SUMMARY = "Monitors are configured to allow auth using insecure key types";
+const AES_CREATABLE_SUMMARY = "Monitors are configured to allow creation of insecure key types";
 import { renderStatus } from "../../tools/status/render";
 
 const model: StackModel = {
@@ -172,6 +177,37 @@ test("noout and norebalance set (a roll that stopped midway): each a problem say
     assert.equal(osdFlagAdvice("nodown"), "set (a cluster-wide OSD flag the program never sets): once it is no longer wanted, run `ceph osd unset nodown` in an admin pod");
 });
 
+test("Ceph 20's checks of the CSI user's AES-128 key alone: healthy, the warning said to be expected; a second AES-128 client or any other check: a problem", () => {
+    // ceph status -f json's health on Ceph 20.2.4 with the program's default keys (test/ceph/keys.test.ts)
+    const check = (message: string) => ({ severity: "HEALTH_WARN", summary: { message, count: 1 }, muted: false });
+    const aesChecks = {
+        AUTH_INSECURE_CLIENT_KEY_TYPE: check(AES_CLIENT_SUMMARY),
+        AUTH_INSECURE_KEYS_ALLOWED: check(AES_ALLOWED_SUMMARY),
+        AUTH_INSECURE_KEYS_CREATABLE: check(AES_CREATABLE_SUMMARY),
+    };
+    const status = (checks: Record<string, unknown>) => ({ health: { status: "HEALTH_WARN", checks }, osdmap: { num_osds: 1, num_up_osds: 1, num_in_osds: 1 }, pgmap: { bytes_used: 1, bytes_total: 2 } });
+    const expected = 'expected: the CSI user\'s AES-128 key, which every kernel client reads (docs/cephfs.md "Keys on Ceph 20")';
+    const health = parseCephStatus(JSON.stringify(status(aesChecks)));
+    assert.equal(expectedCephWarning(health), expected);
+    const f = facts({ ceph: new Map([["shared", health]]) });
+    assert.deepEqual(lines(f).filter((l) => l.includes("shared")), []);
+    const out = renderStatus(evaluateStatus(f));
+    assert.ok(out.includes(`  ceph HEALTH_WARN (${expected}), OSDs 1 up / 1 in / 1`), out);
+    // each alone (a mute lifted, a check cleared) is still only the key's
+    assert.equal(expectedCephWarning(parseCephStatus(JSON.stringify(status({ AUTH_INSECURE_KEYS_ALLOWED: aesChecks.AUTH_INSECURE_KEYS_ALLOWED })))), expected);
+    // a second client with an AES-128 key: a problem
+    const two = parseCephStatus(JSON.stringify(status({ ...aesChecks, AUTH_INSECURE_CLIENT_KEY_TYPE: check(AES_CLIENT_SUMMARY.replace(/^1 /, "2 ")) })));
+    assert.equal(expectedCephWarning(two), undefined);
+    assert.deepEqual(lines(facts({ ceph: new Map([["shared", two]]) })).filter((l) => l.includes("shared")), ["degraded: shared: ceph health: HEALTH_WARN"]);
+    // an AES-128 service key (an upgraded cluster not rotated), or any other check: a problem
+    for (const other of ["AUTH_INSECURE_SERVICE_KEY_TYPE", "MON_DOWN"]) {
+        const h = parseCephStatus(JSON.stringify(status({ ...aesChecks, [other]: check("x") })));
+        assert.equal(expectedCephWarning(h), undefined, other);
+    }
+    assert.equal(expectedCephWarning({ status: "HEALTH_ERR", checks: { AUTH_INSECURE_KEYS_ALLOWED: "x" } }), undefined);
+    assert.equal(expectedCephWarning({ status: "HEALTH_WARN", checks: {} }), undefined);
+});
+
 test("unreachable cluster or node: exit 2, every storage says so", () => {
     const f = facts({ cluster: { error: "The connection to the server 127.0.0.1:6443 was refused" }, ceph: new Map([["shared", { error: "cluster not reached" }]]) });
     f.nodes.set("node2", { error: "unreachable: ssh: connect to host 10.0.0.12 port 22: No route to host" });
@@ -201,7 +237,7 @@ test("kubectl JSON lists become facts; ceph status JSON of Ceph 16 and 19 layout
         pods: [{ name: "p", node: "n1", labels: {}, phase: "Pending", ready: false }],
     });
     const flat = { health: { status: "HEALTH_OK" }, osdmap: { num_osds: 3, num_up_osds: 3, num_in_osds: 2 }, pgmap: { bytes_used: 5, bytes_total: 50 } };
-    assert.deepEqual(parseCephStatus(JSON.stringify(flat)), { status: "HEALTH_OK", osds: 3, up: 3, in: 2, bytesUsed: 5, bytesTotal: 50, flags: [] });
+    assert.deepEqual(parseCephStatus(JSON.stringify(flat)), { status: "HEALTH_OK", osds: 3, up: 3, in: 2, bytesUsed: 5, bytesTotal: 50, flags: [], checks: {} });
     assert.deepEqual(parseCephStatus(JSON.stringify({ ...flat, osdmap: { osdmap: flat.osdmap } })).in, 2);
 });
 

@@ -118,6 +118,10 @@ export interface CephHealth {
     bytesTotal: number;
     /** The cluster-wide OSD flags Ceph warns of (health check OSDMAP_FLAGS), e.g. ["noout"]. */
     flags?: string[];
+    /** The health checks: code -> summary message. */
+    checks?: Record<string, string>;
+    /** Why a HEALTH_WARN is expected and no problem (set by the evaluation). */
+    expected?: string;
 }
 
 /** The flags of Ceph's OSDMAP_FLAGS health check summary (`noout,norebalance flag(s) set`). */
@@ -142,6 +146,7 @@ export function parseCephStatus(json: string): CephHealth {
         bytesUsed: s.pgmap?.bytes_used ?? 0,
         bytesTotal: s.pgmap?.bytes_total ?? 0,
         flags: osdmapFlags(s.health?.checks?.OSDMAP_FLAGS?.summary?.message),
+        checks: Object.fromEntries(Object.entries(s.health?.checks ?? {}).map(([code, c]) => [code, c.summary?.message ?? ""])),
     };
 }
 

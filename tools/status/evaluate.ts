@@ -227,12 +227,32 @@ function iscsiInitiatorStatus(facts: StatusFacts, s: IscsiConfig, node: string):
     return { status, problems };
 }
 
+/**
+ * The checks Ceph 20 raises for the storage's AES-128 CSI key, and nothing else (docs/cephfs.md
+ * "Keys on Ceph 20"): the one client entity with an AES-128 key and the monmap allowing `aes`.
+ */
+export const aesCsiKeyChecks = ["AUTH_INSECURE_CLIENT_KEY_TYPE", "AUTH_INSECURE_KEYS_ALLOWED", "AUTH_INSECURE_KEYS_CREATABLE"];
+
+/**
+ * Pure: why a HEALTH_WARN is expected, or undefined. Expected when its checks are only those of
+ * the CSI user's AES-128 key (aesCsiKeyChecks, the client check counting one entity): a second
+ * AES-128 client, or any other check, is a problem.
+ */
+export function expectedCephWarning(health: Pick<CephHealth, "status" | "checks">): string | undefined {
+    const codes = Object.keys(health.checks ?? {});
+    const client = health.checks?.AUTH_INSECURE_CLIENT_KEY_TYPE;
+    if (health.status !== "HEALTH_WARN" || codes.length === 0 || codes.some((c) => !aesCsiKeyChecks.includes(c)) || (client !== undefined && !/^1 \D/.test(client))) {
+        return undefined;
+    }
+    return 'expected: the CSI user\'s AES-128 key, which every kernel client reads (docs/cephfs.md "Keys on Ceph 20")';
+}
+
 function cephProblems(health: CephHealth | { error: string } | undefined, declaredOsds: number): Problem[] {
     if (!health || "error" in health) {
         return [{ kind: "unreachable", node: null, object: "ceph status", message: health ? health.error : "not asked" }];
     }
     const problems: Problem[] = [];
-    if (health.status !== "HEALTH_OK") {
+    if (health.status !== "HEALTH_OK" && expectedCephWarning(health) === undefined) {
         problems.push({ kind: "degraded", node: null, object: "ceph health", message: health.status });
     }
     if (health.up < declaredOsds || health.in < declaredOsds) {
@@ -307,7 +327,7 @@ function storageStatus(facts: StatusFacts, type: StorageType, name: string, isDe
     let ceph: CephHealth | null | undefined;
     if (type === "cephfs" && hosts) {
         const health = facts.ceph.get(name);
-        ceph = health && !("error" in health) ? health : null;
+        ceph = health && !("error" in health) ? { ...health, expected: expectedCephWarning(health) } : null;
         problems.push(...cephProblems(health, Object.values(hosts).flat().length));
         const osds = facts.cephOsds?.get(name);
         if (osds && !("error" in osds)) {

@@ -45,7 +45,7 @@ export function renderStatus(storages: StorageStatus[]): string {
         const sc = s.storageClass ? (s.storageClass.present ? `StorageClass ${s.name}${s.storageClass.default ? " (default)" : ""}` : "StorageClass missing") : "StorageClass ?";
         out.push(`${s.name} (${s.type}): ${s.healthy ? "healthy" : `${s.problems.length} problem${s.problems.length === 1 ? "" : "s"}`}; ${sc}`);
         if (s.ceph) {
-            out.push(printable(`  ceph ${s.ceph.status}, OSDs ${s.ceph.up} up / ${s.ceph.in} in / ${s.ceph.osds}, used ${formatSize(s.ceph.bytesUsed)} of ${formatSize(s.ceph.bytesTotal)}`));
+            out.push(printable(`  ceph ${s.ceph.status}${s.ceph.expected ? ` (${s.ceph.expected})` : ""}, OSDs ${s.ceph.up} up / ${s.ceph.in} in / ${s.ceph.osds}, used ${formatSize(s.ceph.bytesUsed)} of ${formatSize(s.ceph.bytesTotal)}`));
         }
         const nodes = Object.entries(s.nodes);
         if (nodes.length > 0) {

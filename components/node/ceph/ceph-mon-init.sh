@@ -1,5 +1,5 @@
 #!/bin/sh
-# ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]...
+# ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]... [--allow-aes-keys]
 #
 # The init step of one monitor: creates its store only when absent and never touches an
 # existing one (but for its keyring's mon. key, AES-128 replaced by the Secret's AES-256 key: a
@@ -12,6 +12,9 @@
 #   a quorum answers          -> join: mkfs with the cluster's current monmap, then `mon add`
 #   none, this mon is initial -> create the cluster's first store (monmap: the initial mons)
 #   none, not initial         -> refuse, exit 3: never a second quorum on fresh stores
+# --allow-aes-keys: a new cluster's first monmap (Ceph 20 and later) accepts AES-128 (`aes`) keys
+# beside AES-256 (`aes256k`): the program renders it when the CSI user's key is AES-128, the type
+# every kernel CephFS client reads. An existing store is never changed by it.
 # Store: $ZCLOUD_CEPH_DATA/mon/ceph-<mon-id>.
 # Keys: $ZCLOUD_CEPH_KEYS/mon, admin and, optional, bootstrap-osd (bare keys, from a Secret).
 # Output: one line per decision. Exit: 0 done or left untouched, 1 refused, 2 usage, 3 no quorum
@@ -24,7 +27,7 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-mi_usage="ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]..."
+mi_usage="ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]... [--allow-aes-keys]"
 
 # mi_addrvec ADDR: the address vector monmaptool --addv takes.
 mi_addrvec() {
@@ -104,6 +107,12 @@ mi_legacy_keys() {
     esac
 }
 
+# mi_allows_aes: true when the new monmap must accept AES-128 keys: asked (--allow-aes-keys, an
+# AES-128 CSI key) or the mon key itself is AES-128 (an older program's keys).
+mi_allows_aes() {
+    [ "$mi_allow_aes" = yes ] || mi_legacy_keys
+}
+
 # mi_monmap FILE FSID: the initial monmap: the listed mons that are initial, nothing else.
 mi_monmap() {
     set -- --create --fsid "$2" "$1"
@@ -114,10 +123,10 @@ mi_monmap() {
         fi
     done
     set +f
-    # Ceph 20 monmaps name the ciphers the mons accept, aes256k only by default. Keys an older
-    # program made are AES-128 (`aes`, `AQ...`): then allow both (older monmaptool has no such
-    # option and takes aes). AES-256 keys (`Ag...`) keep the secure default.
-    if mi_legacy_keys && monmaptool --help 2>&1 | grep -q -e --auth-allowed-ciphers; then
+    # Ceph 20 monmaps name the ciphers the mons accept, aes256k only by default. AES-128 keys
+    # (`aes`, `AQ...`: an older program's, or the CSI user's): then allow both (older monmaptool
+    # has no such option and takes aes). Only AES-256 keys (`Ag...`): the secure default.
+    if mi_allows_aes && monmaptool --help 2>&1 | grep -q -e --auth-allowed-ciphers; then
         set -- "$@" --auth-allowed-ciphers aes,aes256k
     fi
     monmaptool "$@" >/dev/null || zc_fail "mon.$mi_id" "monmaptool could not build the monmap"
@@ -291,6 +300,7 @@ mi_new_store() {
 mi_id=
 mi_mons=
 mi_initial=
+mi_allow_aes=no
 while [ $# -gt 0 ]; do
     case $1 in
         --id) zcc_need_value "$1" "${2:-}"; mi_id=$2; shift 2 ;;
@@ -306,6 +316,7 @@ while [ $# -gt 0 ]; do
             mi_initial="$mi_initial${mi_initial:+,}$2"
             shift 2
             ;;
+        --allow-aes-keys) mi_allow_aes=yes; shift ;;
         *) zcc_usage "$mi_usage" ;;
     esac
 done
