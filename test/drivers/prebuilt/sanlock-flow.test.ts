@@ -48,6 +48,7 @@ import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
+import { timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -91,29 +92,9 @@ let controllerLogs: string[] = [];
 const kubectl = (args: string[], input?: string) => execFileSync("kubectl", args, { encoding: "utf8", env, input });
 const getJson = (args: string[]) => JSON.parse(kubectl([...args, "-o", "json"]));
 const guest = (): Guest => vms!.get(NODE);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
-    const t = Date.now();
-    try {
-        return await f();
-    } finally {
-        timings.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    }
-}
-
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms: number, explain: () => string | Promise<string>): Promise<T> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-        const v = await check();
-        if (v !== undefined && v !== false) {
-            return v;
-        }
-        await sleep(1000);
-    }
-    return assert.fail(`${what}: not within ${ms} ms\n${await explain()}`);
-}
+const timed = timer(timings);
 
 function prepare(workload: string, type: string, container: string, podName: string): PreparedContainer {
     return prepareContainer(run, resourceNamed(run, workload, type), container, {
