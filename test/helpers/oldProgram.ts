@@ -3,10 +3,13 @@
  * tree only) with this checkout's node_modules: plan tests compare what an existing stack made by
  * that version becomes under the current one. Needs the commit in the clone's history.
  */
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { after, before } from "node:test";
+import { PlanRun, planValues } from "./plan";
 
 const root = path.resolve(__dirname, "..", "..");
 
@@ -23,4 +26,22 @@ export function oldProgram(commit: string): { dir: string; program: string; clea
     execFileSync("tar", ["-x", "-C", dir], { input: archive });
     fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
     return { dir, program: path.join(dir, "index.ts"), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Registers the test file's `before`/`after`: `config` planned by `commit`'s program and by this
+ * one (both must plan without error); the getters give the two plans once `before` ran.
+ */
+export function plansBeforeAndNow(commit: string, config: Record<string, unknown>): { before: () => PlanRun; now: () => PlanRun } {
+    let old: ReturnType<typeof oldProgram> | undefined;
+    let was: PlanRun | undefined;
+    let now: PlanRun | undefined;
+    before(async () => {
+        old = oldProgram(commit);
+        [was, now] = await Promise.all([planValues(config, old.program), planValues(config)]);
+        assert.equal(was.error, undefined, was.error?.message);
+        assert.equal(now.error, undefined, now.error?.message);
+    });
+    after(() => old?.cleanup());
+    return { before: () => was!, now: () => now! };
 }

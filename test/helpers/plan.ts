@@ -37,3 +37,18 @@ export const baseConfig = {
     ssh: { user: "root", privateKey: { secure: "v1:test-ciphertext" }, hostKeys: { node1: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJtest1" } },
     nodes: { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" }, node3: { address: "10.0.0.13", port: 2222, user: "ops" } },
 };
+
+/** baseConfig with one iSCSI storage `san` (CHAP, initiators node1 and node2): the iSCSI upgrade tests' stack. */
+export const sanIscsiConfig = {
+    ...baseConfig,
+    iscsi: [
+        {
+            name: "san",
+            portals: ["10.0.0.50:3260"],
+            iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1234",
+            lun: 1,
+            chap: { username: "k8s", password: { secure: "v1:chap-ciphertext" } },
+            initiators: ["node1", "node2"],
+        },
+    ],
+};
