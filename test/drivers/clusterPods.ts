@@ -5,6 +5,7 @@
  * token gets (token, CA, namespace at the fixed path; the Service address in the env).
  */
 import assert from "node:assert/strict";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -87,4 +88,31 @@ export function containerLogs(containers: Record<string, { output(): string }>, 
     return Object.entries(containers)
         .map(([n, c]) => `--- ${n}:\n${c.output().split("\n").slice(-lines).join("\n")}`)
         .join("\n");
+}
+
+const controlPlaneScript = path.resolve(__dirname, "../engine/controlplane.sh");
+
+/** Starts the engine tier's control plane in `dir` (etcd, kube-apiserver, controller-manager, scheduler, kwok). */
+export function startControlPlane(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+    return new Promise((resolve, reject) =>
+        execFile("bash", [controlPlaneScript, "start", dir], { env, maxBuffer: 1 << 26 }, (err, _out, stderr) => (err ? reject(new Error(`control plane start failed: ${err.message}\n${stderr}`)) : resolve())),
+    );
+}
+
+/**
+ * Once the control plane runs: points `env.KUBECONFIG` at it, adds the kwok Node `node`, and gives
+ * what pods need to reach the API server (its CA and port).
+ */
+export function joinControlPlane(dir: string, env: NodeJS.ProcessEnv, node: string): { caData: string; apiPort: number } {
+    env.KUBECONFIG = path.join(dir, "kubeconfig");
+    const view = JSON.parse(execFileSync("kubectl", ["config", "view", "--raw", "-o", "json"], { encoding: "utf8", env }));
+    execFileSync("bash", [controlPlaneScript, "add-node", dir, node], { env, stdio: ["ignore", "ignore", "inherit"] });
+    return { caData: view.clusters[0].cluster["certificate-authority-data"], apiPort: Number(new URL(view.clusters[0].cluster.server).port) };
+}
+
+/** Stops the control plane started in `dir` (a no-op when it never started). */
+export function stopControlPlane(dir: string | undefined, env: NodeJS.ProcessEnv): void {
+    if (dir) {
+        execFileSync("bash", [controlPlaneScript, "stop", dir], { env, stdio: ["ignore", "ignore", "inherit"] });
+    }
 }

@@ -44,7 +44,7 @@ import { csiCallProgram } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer } from "../runner";
 import { copyIntoGuest, flagOf, socketFromGuest, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
-import { bridgeToApi, containerLogs, inClusterEnter, timer, until } from "../clusterPods";
+import { bridgeToApi, containerLogs, inClusterEnter, joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
 import { downloadNfsServer, startNfsServer } from "../nfsServer";
 import { handedIn } from "./handedIn";
 
@@ -149,14 +149,10 @@ before(async () => {
     controlPlane = path.join(dir, "controlplane");
     const [set] = await Promise.all([
         timed("guest boot", () => bootGuests([{ name: NODE }])),
-        timed("control plane start", () => run$("bash", [path.join(repo, "test/engine/controlplane.sh"), "start", controlPlane!], { env })),
+        timed("control plane start", () => startControlPlane(controlPlane!, env)),
     ]);
     vms = set;
-    env.KUBECONFIG = path.join(controlPlane, "kubeconfig");
-    const view = JSON.parse(kubectl(["config", "view", "--raw", "-o", "json"]));
-    caData = view.clusters[0].cluster["certificate-authority-data"];
-    apiPort = Number(new URL(view.clusters[0].cluster.server).port);
-    execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "add-node", controlPlane, NODE], { env, stdio: ["ignore", "ignore", "inherit"] });
+    ({ caData, apiPort } = joinControlPlane(controlPlane, env, NODE));
 
     const stack = yaml.dump({ config: { "zcloud-storage:nfs": storages.map((s) => ({ name: s.name, server: ADDRESS, path: EXPORT, onDelete: s.onDelete, mountOptions: [...s.mountOptions] })) } });
     const stackFile = path.join(dir, "Pulumi.nfsflow.yaml");
@@ -182,9 +178,7 @@ after(async () => {
     forwards.forEach((f) => f.kill("SIGTERM"));
     apiBridge?.close();
     await vms?.close();
-    if (controlPlane) {
-        execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "stop", controlPlane], { env, stdio: ["ignore", "ignore", "inherit"] });
-    }
+    stopControlPlane(controlPlane, env);
     fs.rmSync(dir, { recursive: true, force: true });
 });
 

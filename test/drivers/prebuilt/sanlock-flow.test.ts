@@ -48,7 +48,7 @@ import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
-import { timer, until } from "../clusterPods";
+import { joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -153,14 +153,10 @@ before(async () => {
     await target.start();
     const [set] = await Promise.all([
         timed("guest boot", () => bootGuests([{ name: NODE, memoryMiB: 1536 }])),
-        timed("control plane start", () => run$("bash", [path.join(repo, "test/engine/controlplane.sh"), "start", controlPlane], { env })),
+        timed("control plane start", () => startControlPlane(controlPlane!, env)),
     ]);
     vms = set;
-    env.KUBECONFIG = path.join(controlPlane, "kubeconfig");
-    const view = JSON.parse(kubectl(["config", "view", "--raw", "-o", "json"]));
-    caData = view.clusters[0].cluster["certificate-authority-data"];
-    apiPort = Number(new URL(view.clusters[0].cluster.server).port);
-    execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "add-node", controlPlane, NODE], { env, stdio: ["ignore", "ignore", "inherit"] });
+    ({ caData, apiPort } = joinControlPlane(controlPlane, env, NODE));
 
     const c = guest().connection;
     const stack = yaml.dump({
@@ -201,9 +197,7 @@ after(async () => {
     forwards.forEach((f) => f.kill("SIGTERM"));
     await vms?.close();
     target.stop();
-    if (controlPlane) {
-        execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "stop", controlPlane], { env, stdio: ["ignore", "ignore", "inherit"] });
-    }
+    stopControlPlane(controlPlane, env);
     fs.rmSync(dir, { recursive: true, force: true });
 });
 

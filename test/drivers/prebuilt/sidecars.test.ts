@@ -44,7 +44,7 @@ import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, st
 import { copyIntoGuest, flagOf, socketFromGuest, tokenKubeconfig } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
-import { bridgeToApi, containerLogs, inClusterEnter, timer, until } from "../clusterPods";
+import { bridgeToApi, containerLogs, inClusterEnter, joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -140,14 +140,10 @@ before(async () => {
     controlPlane = path.join(dir, "controlplane");
     const [set] = await Promise.all([
         timed("guest boot", () => bootGuests([{ name: NODE, disks: [{ serial: DISK, sizeMiB: 4096 }], memoryMiB: 1536 }])),
-        timed("control plane start", () => run$("bash", [path.join(repo, "test/engine/controlplane.sh"), "start", controlPlane], { env })),
+        timed("control plane start", () => startControlPlane(controlPlane!, env)),
     ]);
     vms = set;
-    env.KUBECONFIG = path.join(controlPlane, "kubeconfig");
-    const view = JSON.parse(kubectl(["config", "view", "--raw", "-o", "json"]));
-    caData = view.clusters[0].cluster["certificate-authority-data"];
-    apiPort = Number(new URL(view.clusters[0].cluster.server).port);
-    execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "add-node", controlPlane, NODE], { env, stdio: ["ignore", "ignore", "inherit"] });
+    ({ caData, apiPort } = joinControlPlane(controlPlane, env, NODE));
 
     const c = guest().connection;
     const stack = yaml.dump({
@@ -185,9 +181,7 @@ after(async () => {
     forwards.forEach((f) => f.kill("SIGTERM"));
     apiBridge?.close();
     await vms?.close();
-    if (controlPlane) {
-        execFileSync("bash", [path.join(repo, "test/engine/controlplane.sh"), "stop", controlPlane], { env, stdio: ["ignore", "ignore", "inherit"] });
-    }
+    stopControlPlane(controlPlane, env);
     fs.rmSync(dir, { recursive: true, force: true });
 });
 
