@@ -152,12 +152,13 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
  */
 function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
-    // The drain reads its script sets from these ConfigMaps at delete time (its stub the local
+    // The drain reads its script sets and the library from these ConfigMaps at delete time (its stub the local
     // one, cephfs-osd-remove.sh the Ceph one); depending on them keeps them until the drain
     // itself is gone or updated (their names are in the delete string state holds).
     const script = pods.scriptSet("ceph-osd-drain.sh");
     const local = pods.scriptSet("cephfs-osd-remove.sh");
-    const removeArgs = (fsid: string, ns: string, scriptSet: string) => [
+    const library = pods.library();
+    const removeArgs = (fsid: string, ns: string, scriptSet: string, librarySet: string) => [
         "--namespace",
         ns,
         "--fsid",
@@ -178,6 +179,8 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         String(a.drainTimeoutSeconds),
         "--script-configmap",
         scriptSet,
+        "--library-configmap",
+        librarySet,
         ...drainKubeArgs(a.kube),
     ];
     return new command.local.Command(
@@ -185,13 +188,13 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         {
             // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
-                .all([a.fsid, pods.namespace, script.metadata.name, local.metadata.name])
-                .apply(([fsid, ns, scriptSet, localSet]) => localScriptCommand("cephfs-osd-remove.sh", localSet, removeArgs(fsid, ns, scriptSet))),
+                .all([a.fsid, pods.namespace, script.metadata.name, local.metadata.name, library.metadata.name])
+                .apply(([fsid, ns, scriptSet, localSet, librarySet]) => localScriptCommand("cephfs-osd-remove.sh", localSet, removeArgs(fsid, ns, scriptSet, librarySet))),
             ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },
         {
             ...pods.child,
-            dependsOn: [...deps, script, local],
+            dependsOn: [...deps, script, local, library],
             customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
         },
     );

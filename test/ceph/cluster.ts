@@ -530,7 +530,7 @@ export class CephTestCluster {
     cephDaemon(type: "mon" | "mgr" | "mds", id: string): ChildProcess {
         return this.containerDaemon(`${type}.${id}`, this.plan.container(`ceph-${this.plan.stack.storage}-${type}-${id}`, type));
     }
-    /** The planned OSD workload's container: argv ["sh", "-c", <lib + ceph-lib + ceph-osd.sh>, "ceph-osd", "run", ...]. */
+    /** The planned OSD workload's container: argv ["sh", "-c", <runner>, "/etc/zcloud/scripts/ceph-osd.sh", <library sha256>, <set sha256>, "run", ...]. */
     osdDaemon(name: string, workload: string): ChildProcess {
         return this.containerDaemon(name, this.plan.container(workload, "osd"));
     }

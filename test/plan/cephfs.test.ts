@@ -6,9 +6,10 @@ import * as path from "node:path";
 import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
-import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephLibraryName, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { scriptArgv } from "../helpers/cephScripts";
 
 /** The gate updates a change of one host's OSDs brings: that host's gates, noout and roll-start (they guard its templates). */
 const gatesAround = (node: string) => [
@@ -111,7 +112,7 @@ describe("CephFS graph", () => {
         assert.ok(Buffer.byteLength(del) < 2500, `the delete carries no script text: ${Buffer.byteLength(del)} bytes`);
         assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
-        assert.match(del, / --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12}$/);
+        assert.match(del, / --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12} --library-configmap ceph-shared-fs-scripts-library-[0-9a-f]{12}$/);
     });
 
     test("mons and OSDs are pinned to their nodes; mons by name order, OSDs also need the label", () => {
@@ -119,7 +120,7 @@ describe("CephFS graph", () => {
         assert.deepEqual(mons, [{ "kubernetes.io/hostname": "node3" }, { "kubernetes.io/hostname": "node4" }, { "kubernetes.io/hostname": "node5" }]);
         const osd = named("ceph-shared-fs-osd-node4-wwn-0x4", DEPLOYMENT);
         assert.deepEqual(podSpec(osd).nodeSelector, { "kubernetes.io/hostname": "node4", "storage.zcloud.io/cephfs": "shared-fs" });
-        assert.deepEqual(podSpec(osd).containers[0].command.slice(1), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
+        assert.deepEqual(scriptArgv(podSpec(osd).containers[0].command), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
         assert.equal((osd.inputs as any).spec.strategy.type, "Recreate");
         assert.equal((osd.inputs as any).spec.replicas, 1);
         const store = podSpec(named("ceph-shared-fs-mon-a", DEPLOYMENT)).volumes.find((v: any) => v.name === "mon-store");
@@ -143,7 +144,7 @@ describe("CephFS graph", () => {
         // every mon's init lists every mon of the config; only a, the first placed, is initial
         for (const id of ["a", "b", "c"]) {
             const init = podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).initContainers[0].command;
-            assert.deepEqual(init.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a", "--allow-aes-keys"]);
+            assert.deepEqual(scriptArgv(init), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a", "--allow-aes-keys"]);
         }
         // mons of different nodes never wait on each other's rollout (b and c wait for a quorum
         // in their init step instead)
@@ -229,7 +230,7 @@ describe("CephFS graph", () => {
             return resourceNamed(r, "shared-fs-node3-osd-sdb-drain", LOCAL).inputs as any;
         };
         const none = await drainOf({});
-        assert.match(none.delete, / --timeout 600 --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12}$/, "no --context nor --kubeconfig after the last argument");
+        assert.match(none.delete, / --timeout 600 --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12} --library-configmap ceph-shared-fs-scripts-library-[0-9a-f]{12}$/, "no --context nor --kubeconfig after the last argument");
         const ctx = await drainOf({ "kubernetes:context": "prod-admin" });
         assert.match(ctx.delete, / --context prod-admin$/);
         const file = await drainOf({ "kubernetes:context": "prod-admin", "kubernetes:kubeconfig": "/srv/kube/prod.yaml" });
@@ -318,7 +319,7 @@ describe("CephFS graph", () => {
             ...["cephfs-osd-remove", cephScriptSetName("shared-fs", "cephfs-osd-remove.sh"), cephScriptBundle("cephfs-osd-remove.sh").sha256, "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
             ...["--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", sorted(adminSelector.join(","))],
             ...["--osd-deployment", "ceph-shared-fs-osd-node5-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-shared-fs-osd-node5-sdb", "--timeout", "600"],
-            ...["--script-configmap", cephScriptSetName("shared-fs", "ceph-osd-drain.sh")],
+            ...["--script-configmap", cephScriptSetName("shared-fs", "ceph-osd-drain.sh"), "--library-configmap", cephLibraryName("shared-fs")],
         ]);
         assert.ok(dependsOn(drain, resourceNamed(old, "shared-fs-node5-label")), "the drain goes before the label it reads");
     });
