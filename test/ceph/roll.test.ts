@@ -28,6 +28,8 @@ import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sl
 import { CephPlan, PlannedContainer } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
 import { cephRollSteps, CephRollStep } from "../../components/cephfs/gates";
+import { cephNames, deviceSlug } from "../../components/naming";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { Kubectl, readCephHealth, readCephOsds } from "../../tools/status/cluster";
 import { aesCsiKeyChecks, cephOsdProblems, expectedCephWarning, osdFlagAdvice } from "../../tools/status/evaluate";
 
@@ -103,6 +105,24 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
 
     it("creates the cluster as pulumi up creates a new storage: the roll's order, each gate as rendered (3 mons, mgrs a and b, 3 OSDs on 3 CRUSH hosts, mds a and b, then the file system)", async () => {
         const steps = cephRollSteps({ storage: FS, fsid: fsid(), hosts: plan.stack.hosts, timeoutSeconds: GATE_TIMEOUT });
+        // The prepare Jobs, one per device, outside the roll: each starts once the gates it
+        // depends on in the plan passed (the mons' quorum: the last mon's gate, no host's gate),
+        // all at once; an OSD workload starts only after its Job succeeded (it depends on it).
+        const byUrn = new Map(plan.run.resources.map((r) => [r.urn, r]));
+        const jobsAfter = new Map<string, { workload: string; job: string }[]>();
+        for (const [node, devs] of Object.entries(plan.stack.hosts)) {
+            for (const d of devs) {
+                const job = plan.resource(`${FS}-${node}-osd-${deviceSlug(d)}-prepare`, "kubernetes:batch/v1:Job");
+                const deps = job.dependencies.map((u) => byUrn.get(u)!);
+                assert.deepEqual(deps.filter((r) => r.type === "command:local:Command").map((r) => r.name), [`${FS}-gate-mon-c`], job.name);
+                assert.ok(deps.some((r) => r.name === `${FS}-${node}-disks`) && deps.some((r) => r.name === `${FS}-${node}-label`), job.name);
+                const osd = plan.resource(cephNames(FS).osd(node, d), "kubernetes:apps/v1:Deployment");
+                assert.ok(osd.dependencies.includes(job.urn), `${osd.name} depends on ${job.name}`);
+                jobsAfter.set(`${FS}-gate-mon-c`, [...(jobsAfter.get(`${FS}-gate-mon-c`) ?? []), { workload: osd.name, job: job.name }]);
+            }
+        }
+        const jobRuns = new Map<string, Promise<RunResult & { done: number }>>();
+        const jobStart = new Map<string, number>();
         const t0 = Date.now();
         let phase = "";
         let p0 = t0;
@@ -119,6 +139,10 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
                 if (s.first) continue;
                 const r = await gate(s.args);
                 assert.equal(r.code, 0, `${s.name} (${s.args.join(" ")}): exit ${r.code}\n${r.stdout}${r.stderr}`);
+                for (const { workload, job } of jobsAfter.get(s.name) ?? []) {
+                    jobStart.set(workload, Date.now());
+                    jobRuns.set(workload, c.containerOwnFs(plan.container(job, "prepare"), { timeoutMs: 300_000 }).then((x) => ({ ...x, done: Date.now() })));
+                }
                 continue;
             }
             // A Deployment's create: its pod's init container, then the daemon (Pulumi waits for
@@ -127,6 +151,13 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             for (const w of s.workloads) {
                 if (s.daemon === "osd") {
                     const i = c.osdWorkloads().indexOf(w);
+                    const job = jobRuns.get(w);
+                    assert.ok(job, `${w}: its prepare Job was started (after the mons' quorum)`);
+                    const j = await job;
+                    ok(j);
+                    assert.deepEqual(decisions(j.stdout).slice(0, 1), [`zcloud: ${plan.stack.hosts[NODES[i]][0]}: clean device; preparing a new OSD`]);
+                    assert.match(j.stdout, new RegExp(`^zcloud-osd: ${plan.stack.hosts[NODES[i]][0]} ${i} [0-9a-f-]{36}$`, "m"));
+                    figures.push(`prepare Job of ${w}: ${((j.done - jobStart.get(w)!) / 1000).toFixed(1)} s, done ${((j.done - t0) / 1000).toFixed(1)} s after the creation started; its OSD step began at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
                     c.osdDaemon(`osd.${i}`, w);
                     osdOf.set(w, i);
                 } else {
@@ -154,6 +185,37 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.deepEqual(pools.filter((p) => p.pool_name.startsWith(FS)).map((p) => [p.pool_name, p.size, p.min_size]).sort(), [[`${FS}-data`, 3, 2], [`${FS}-metadata`, 3, 2]]);
         // noout is set and cleared around the OSDs, as on any roll
         assert.deepEqual(await osdFlags(c), []);
+        // each OSD workload found its device prepared by its Job: it activated, prepared nothing
+        for (const [i, w] of c.osdWorkloads().entries()) {
+            const log = decisions(c.daemonLog(`osd.${i}`));
+            assert.ok(log.some((l) => l.startsWith(`zcloud: ${devices[i]}: already osd.${i} of this cluster (uuid `) && l.endsWith("); activating, not preparing")), `${w}: ${log.join("\n")}`);
+            assert.ok(!log.some((l) => l.includes("preparing a new OSD")), `${w} prepared: ${log.join("\n")}`);
+        }
+    });
+
+    it("a prepare Job on a device that carries this cluster's OSD (an existing stack's Job, or one run again) touches nothing; a Job waits for the device's lock, bounded", async () => {
+        const jobOf = (i: number) => plan.container(`${FS}-${NODES[i]}-osd-${deviceSlug(devices[i])}-prepare`, "prepare");
+        const osds = ok(await c.ceph(["osd", "ls"])).stdout;
+        const epoch = (await c.cephJson<{ epoch: number }>(["osd", "dump"])).epoch;
+        const label = ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout;
+        const again = await c.containerOwnFs(jobOf(0));
+        ok(again);
+        assert.deepEqual(decisions(again.stdout).map((l) => l.replace(/\(uuid [0-9a-f-]{36}\)/, "(uuid U)")), [`zcloud: ${devices[0]}: already osd.0 of this cluster (uuid U); nothing to prepare`]);
+        // no `ceph osd new`, no mkfs: the same OSDs, the same osdmap, the same label; osd.0 runs on
+        assert.equal(ok(await c.ceph(["osd", "ls"])).stdout, osds);
+        assert.equal((await c.cephJson<{ epoch: number }>(["osd", "dump"])).epoch, epoch);
+        assert.equal(ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout, label);
+        assert.notEqual(c.daemonPid("osd.0"), undefined);
+        // the device's lock held (the OSD pod preparing it): the Job waits, then fails, deciding nothing
+        const lock = `${osdLockDir}/${path.basename(fs.realpathSync(devices[1]))}.lock`;
+        c.daemon("lock-holder", ["flock", lock, "sleep", "120"]);
+        await waitFor("the lock held", 10_000, async () => ((await c.exec(["flock", "-n", lock, "true"])).code === 1 ? true : undefined), 100);
+        const waited = await c.containerOwnFs(jobOf(1), { env: { ZCLOUD_CEPH_OSD_LOCK_WAIT: "2" } });
+        assert.equal(waited.code, 1, waited.stdout + waited.stderr);
+        assert.deepEqual(decisions(waited.stdout), [`zcloud: ${devices[1]}: another prepare of this device holds ${lock}; waiting (at most 2s)`]);
+        assert.deepEqual(waited.stderr.split("\n").filter((l) => l.startsWith("zcloud: ")), [`zcloud: ${devices[1]}: failed: ${lock} still held after 2s; not deciding`]);
+        await c.stopDaemon("lock-holder");
+        ok(await c.containerOwnFs(jobOf(1)));
     });
 
     it("roll-start on the real cluster: healthy, it passes; with mon b stopped it refuses naming it; b back, it passes", async () => {

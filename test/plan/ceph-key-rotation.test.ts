@@ -67,11 +67,13 @@ test("keys: aes256 on: three 32-byte key resources created (not the CSI user's),
     }
 });
 
-test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-place updates; the one replace is the filesystem Job (a new image), the deletes the old mon-init and gate script sets`, () => {
+test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-place updates; the one replace is the filesystem Job (a new image), the deletes the old mon-init, gate and osd script sets`, () => {
     const changes = diffPlans(oldPlain.resources, flagged.resources);
     assert.deepEqual(changes.filter((c) => c.kind === "replace").map((c) => c.resource.name), ["shared-fs-filesystem"]);
     const oldSet = (set: string) => oldPlain.resources.find((r) => r.name.startsWith(`ceph-shared-fs-scripts-${set}-`))!.name;
-    assert.deepEqual(changes.filter((c) => c.kind === "delete").map((c) => c.resource.name).sort(), [oldSet("gate"), oldSet("mon-init")].sort());
+    // and the osd set (ceph-osd.sh's prepare-only and device lock: test/plan/ceph-osd-prepare.test.ts)
+    const oldOsdSet = oldPlain.resources.find((r) => /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(r.name))!.name;
+    assert.deepEqual(changes.filter((c) => c.kind === "delete").map((c) => c.resource.name).sort(), [oldSet("gate"), oldSet("mon-init"), oldOsdSet].sort());
     const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name);
     for (const e of entities) assert.ok(created.includes(`shared-fs-key-${e}-aes256`), e);
     assert.equal(changes.find((c) => c.resource.type.startsWith("random:") && c.kind !== "create"), undefined);

@@ -13,6 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
 import { oldProgram } from "../helpers/oldProgram";
@@ -57,12 +58,17 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
     const changes = diffPlans(before_.resources, after_.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     const oldSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-mon-init-"))!.name;
+    const oldOsdSet = before_.resources.find((r) => /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(r.name))!.name;
     const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
     assert.equal(gates.length, 1 + 3 + 2 + 2 + 3 * 2 + 2 * 2);
     const deployments = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6", "osd-node6-wwn-0x7"];
     assert.deepEqual(said, [
         `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
         `delete kubernetes:core/v1:ConfigMap ${oldSet}`,
+        // the OSD prepare Jobs and the osd set (prepare-only, the device lock): test/plan/ceph-osd-prepare.test.ts
+        ...["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `create kubernetes:batch/v1:Job shared-fs-${d}-prepare`),
+        `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-osd.sh")}`,
+        `delete kubernetes:core/v1:ConfigMap ${oldOsdSet}`,
         ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
         "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
@@ -88,8 +94,16 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replaceAll(oldSet, cephScriptSetName("shared-fs", "ceph-mon-init.sh"))
             .replaceAll(sets(was.inputs) || "\0", sets(c.resource.inputs))
+            .replaceAll(oldOsdSet, cephScriptSetName("shared-fs", "ceph-osd.sh"))
             .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
-        assert.equal(JSON.stringify(withoutKeyHash(c.resource.inputs)), moved, c.resource.name);
+        const expected = JSON.parse(moved);
+        if (c.resource.name.startsWith("ceph-shared-fs-osd-")) {
+            // and the host's prepare locks mounted (test/plan/ceph-osd-prepare.test.ts)
+            const volumes = expected.spec.template.spec.volumes;
+            volumes.splice(volumes.length - 1, 0, { name: "osd-locks", hostPath: { path: osdLockDir, type: "DirectoryOrCreate" } });
+            expected.spec.template.spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
+        }
+        assert.deepEqual(withoutKeyHash(c.resource.inputs), expected, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }
     // No key resource or Secret changes.

@@ -32,6 +32,11 @@ const beforeStub = "3aac0da";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const LOCAL = "command:local:Command";
 const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
+/**
+ * The OSD prepare Jobs and the osd script set (ceph-osd.sh gained prepare-only and the device
+ * lock): their change on an existing stack is test/plan/ceph-osd-prepare.test.ts's.
+ */
+const isPrepare = (r: { type: string; name: string }) => (r.type === "kubernetes:batch/v1:Job" && r.name.endsWith("-prepare")) || (r.type === CONFIG_MAP && /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(r.name));
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
 const hosts = { node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"], node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"] };
@@ -226,11 +231,15 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         assert.equal(oldMonInit.length, 1);
         assert.notEqual(oldMonInit[0], cephScriptSetName("shared-fs", "ceph-mon-init.sh"));
         const localSets = [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")];
-        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...localSets, ...gates().map((g) => g.name)].sort());
+        const prepares = run.resources.filter((r) => isPrepare(r)).map((r) => r.name);
+        assert.equal(prepares.length, 4 + 1, "a prepare Job per device and the osd set");
+        assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "ceph-gate.sh"), cephScriptSetName("shared-fs", "ceph-mon-init.sh"), ...localSets, ...gates().map((g) => g.name), ...prepares].sort());
+        const oldOsdSet = old.resources.filter((r) => isPrepare(r)).map((r) => r.name);
+        assert.equal(oldOsdSet.length, 1);
         // The image moved from Squid to Tentacle since (test/plan/ceph-release-upgrade.test.ts):
         // the filesystem Job is replaced, the admin pods updated (only their image).
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"]);
-        assert.deepEqual(by("delete"), oldMonInit);
+        assert.deepEqual(by("delete"), [...oldMonInit, ...oldOsdSet].sort());
         const daemons = run.resources.filter((r) => r.type === DEPLOYMENT && r.name.startsWith("ceph-shared-fs-")).map((r) => r.name);
         const drains = run.resources.filter((r) => r.type === LOCAL && r.name.endsWith("-drain")).map((r) => r.name);
         assert.deepEqual(by("update"), [...daemons, ...drains, "ceph-shared-fs-admin"].sort());
@@ -241,15 +250,17 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
                 // The pod template's annotations: ceph.conf's and the keys' hashes added; the mons
                 // also run the new mon-init set (its ConfigMap's name and the sets' annotation).
                 const isMon = /^ceph-shared-fs-mon-[abc]$/.test(c.resource.name);
+                // the OSDs run the new osd set (prepare-only, the device lock)
+                const setMoves = isMon || c.resource.name.startsWith("ceph-shared-fs-osd-");
                 // Every pod template's spec changes too: the image (Squid -> Tentacle).
                 assert.deepEqual(c.fields, ["spec.template.metadata", "spec.template.spec"], c.resource.name);
                 const was = (c.before!.inputs as any).spec.template.metadata.annotations ?? {};
                 const now = (c.resource.inputs as any).spec.template.metadata.annotations;
                 const { ["storage.zcloud.io/ceph-conf"]: conf, ["storage.zcloud.io/ceph-keys"]: keys, ...rest } = now;
                 const sets = "storage.zcloud.io/script-sets";
-                const without = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).filter(([k]) => !isMon || k !== sets));
+                const without = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).filter(([k]) => !setMoves || k !== sets));
                 assert.deepEqual(without(rest), without(was), c.resource.name);
-                if (isMon) assert.notEqual(rest[sets], was[sets], c.resource.name);
+                if (setMoves) assert.notEqual(rest[sets], was[sets], c.resource.name);
                 assert.match(conf, /^[0-9a-f]{64}$/);
                 assert.match(keys, /^[0-9a-f]{64}$/);
             } else {
@@ -329,9 +340,10 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
-            // 18 gates, the gate, local and new mon-init sets created; the old mon-init set deleted; the
-            // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle)
-            assert.ok(/\n1 to delete, 1 to replace, 16 to update, 22 to create\n/.test(out), out);
+            // 18 gates, the gate, local, new mon-init and osd sets and 4 OSD prepare Jobs created; the
+            // old mon-init and osd sets deleted; the filesystem Job replaced and the admin pods
+            // updated (the image, Squid -> Tentacle)
+            assert.ok(/\n2 to delete, 1 to replace, 16 to update, 27 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -371,7 +383,7 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
             c.resource.name === "ceph-shared-fs-admin" ||
             c.resource.name === "shared-fs-filesystem" ||
             (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !release(c)).map((c) => c.resource.name), []);
+        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !release(c) && !isPrepare(c.resource)).map((c) => c.resource.name), []);
         // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
         const text = renderChanges(changes);
         assert.doesNotMatch(text, /(create|update)(, \w+)* changed/);
@@ -390,7 +402,7 @@ describe(`an existing stack made by ${beforeStub} (gates and drains with their l
             r.name === "ceph-shared-fs-admin" ||
             r.name === "shared-fs-filesystem" ||
             (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource));
+        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource) && !isPrepare(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")].sort());
         assert.deepEqual(by("replace"), []);
