@@ -79,6 +79,11 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     const gate = (args: string[]) => c.script("ceph-gate", args);
     const fsid = () => c.fsid;
     const osdOf = new Map<string, number>(); // OSD workload -> osd id
+    /**
+     * Host index -> its OSD's id: the prepare Jobs run at once, so Ceph numbers the OSDs in the
+     * order their prepares reach `ceph osd new`, not by host.
+     */
+    const idOf: number[] = [];
 
     before(async () => {
         const missing = missingPrerequisites();
@@ -156,10 +161,12 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
                     const j = await job;
                     ok(j);
                     assert.deepEqual(decisions(j.stdout).slice(0, 1), [`zcloud: ${plan.stack.hosts[NODES[i]][0]}: clean device; preparing a new OSD`]);
-                    assert.match(j.stdout, new RegExp(`^zcloud-osd: ${plan.stack.hosts[NODES[i]][0]} ${i} [0-9a-f-]{36}$`, "m"));
+                    const fact = new RegExp(`^zcloud-osd: ${plan.stack.hosts[NODES[i]][0]} (\\d+) [0-9a-f-]{36}$`, "m").exec(j.stdout);
+                    assert.ok(fact, j.stdout);
+                    idOf[i] = Number(fact[1]);
                     figures.push(`prepare Job of ${w}: ${((j.done - jobStart.get(w)!) / 1000).toFixed(1)} s, done ${((j.done - t0) / 1000).toFixed(1)} s after the creation started; its OSD step began at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-                    c.osdDaemon(`osd.${i}`, w);
-                    osdOf.set(w, i);
+                    c.osdDaemon(`osd.${idOf[i]}`, w);
+                    osdOf.set(w, idOf[i]);
                 } else {
                     ok(await c.container(plan.container(w, s.daemon === "mon" ? "mon-init" : "keyring")));
                     c.cephDaemon(s.daemon, s.id);
@@ -180,15 +187,16 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             return d.standbys.length === 1 && Object.values(d.filesystems[0]?.mdsmap.info ?? {}).some((i) => i.state === "up:active") ? true : undefined;
         });
         const tree = await c.cephJson<{ nodes: { name: string; type: string; children?: number[] }[] }>(["osd", "tree"]);
-        assert.deepEqual(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, n.children]).sort(), NODES.map((n, i) => [n, [i]]));
+        assert.deepEqual(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, n.children]).sort(), NODES.map((n, i) => [n, [idOf[i]]]));
+        assert.deepEqual([...idOf].sort(), [0, 1, 2]);
         const pools = await c.cephJson<{ pool_name: string; size: number; min_size: number }[]>(["osd", "pool", "ls", "detail"]);
         assert.deepEqual(pools.filter((p) => p.pool_name.startsWith(FS)).map((p) => [p.pool_name, p.size, p.min_size]).sort(), [[`${FS}-data`, 3, 2], [`${FS}-metadata`, 3, 2]]);
         // noout is set and cleared around the OSDs, as on any roll
         assert.deepEqual(await osdFlags(c), []);
         // each OSD workload found its device prepared by its Job: it activated, prepared nothing
         for (const [i, w] of c.osdWorkloads().entries()) {
-            const log = decisions(c.daemonLog(`osd.${i}`));
-            assert.ok(log.some((l) => l.startsWith(`zcloud: ${devices[i]}: already osd.${i} of this cluster (uuid `) && l.endsWith("); activating, not preparing")), `${w}: ${log.join("\n")}`);
+            const log = decisions(c.daemonLog(`osd.${idOf[i]}`));
+            assert.ok(log.some((l) => l.startsWith(`zcloud: ${devices[i]}: already osd.${idOf[i]} of this cluster (uuid `) && l.endsWith("); activating, not preparing")), `${w}: ${log.join("\n")}`);
             assert.ok(!log.some((l) => l.includes("preparing a new OSD")), `${w} prepared: ${log.join("\n")}`);
         }
     });
@@ -200,12 +208,12 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         const label = ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout;
         const again = await c.containerOwnFs(jobOf(0));
         ok(again);
-        assert.deepEqual(decisions(again.stdout).map((l) => l.replace(/\(uuid [0-9a-f-]{36}\)/, "(uuid U)")), [`zcloud: ${devices[0]}: already osd.0 of this cluster (uuid U); nothing to prepare`]);
+        assert.deepEqual(decisions(again.stdout).map((l) => l.replace(/\(uuid [0-9a-f-]{36}\)/, "(uuid U)")), [`zcloud: ${devices[0]}: already osd.${idOf[0]} of this cluster (uuid U); nothing to prepare`]);
         // no `ceph osd new`, no mkfs: the same OSDs, the same osdmap, the same label; osd.0 runs on
         assert.equal(ok(await c.ceph(["osd", "ls"])).stdout, osds);
         assert.equal((await c.cephJson<{ epoch: number }>(["osd", "dump"])).epoch, epoch);
         assert.equal(ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout, label);
-        assert.notEqual(c.daemonPid("osd.0"), undefined);
+        assert.notEqual(c.daemonPid(`osd.${idOf[0]}`), undefined);
         // the device's lock held (the OSD pod preparing it): the Job waits, then fails, deciding nothing
         const lock = `${osdLockDir}/${path.basename(fs.realpathSync(devices[1]))}.lock`;
         c.daemon("lock-holder", ["flock", lock, "sleep", "120"]);
@@ -240,8 +248,9 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     it("osd-ok-to-stop refuses a host while another host's OSD is down (Ceph's reason); osd-up started while the OSD is down waits, and passes only after it is up and in with every PG active", async () => {
         const [w0] = c.osdWorkloads();
         ok(await gate(["noout", "set", "--fsid", fsid()]));
-        await c.stopDaemon("osd.0");
-        await waitFor("osd.0 down", 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
+        const [o0, o1] = idOf; // host 0's and host 1's OSD ids
+        await c.stopDaemon(`osd.${o0}`);
+        await waitFor(`osd.${o0} down`, 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
         // ok-to-stop reads the mgr's PG map: wait until every PG has peered without osd.0 (undersized)
         await waitFor("every PG undersized without osd.0", 60_000, async () => {
             const st = (await c.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"])).pg_summary;
@@ -250,13 +259,13 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // size 3, min_size 2: with zc-roll-1 down, stopping zc-roll-2 leaves one copy
         const refused = await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()]);
         assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd 1 would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted${NOOUT}$`, "m"));
+        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd ${o1} would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted${NOOUT}$`, "m"));
         assert.equal(decisions(refused.stdout).length, 0, refused.stdout);
         // a roll stopped here leaves noout set: roll-start (a next change's first gate) names the
         // down OSD and says noout stays set; status reports the flag with what to do
         const again = await gate(["roll-start", "--fsid", fsid(), "--timeout", "10"]);
         assert.equal(again.code, 1, again.stdout + again.stderr);
-        assert.match(again.stderr, new RegExp(`^zcloud: cluster ${fsid()}: refused: osd\\.0 \\(host ${NODES[0]}\\) down but in: .* no daemon was restarted${NOOUT}$`, "m"));
+        assert.match(again.stderr, new RegExp(`^zcloud: cluster ${fsid()}: refused: osd\\.${o0} \\(host ${NODES[0]}\\) down but in: .* no daemon was restarted${NOOUT}$`, "m"));
         const health = await readCephHealth(fakeKubectl(c), "zcloud-storage", "admin-0");
         assert.ok(!("error" in health), JSON.stringify(health));
         assert.deepEqual(health.flags, ["noout"]);
@@ -273,19 +282,19 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         await new Promise((r) => setTimeout(r, 6000));
         assert.equal(gateDone, undefined, `osd-up passed while osd.0 was down: ${out}`);
         const started = Date.now();
-        c.osdDaemon("osd.0", w0);
+        c.osdDaemon(`osd.${o0}`, w0);
         assert.equal(await exited, 0, out);
         assert.ok(gateDone! > started, "the gate passed after osd.0 was started");
-        assert.equal(decisions(out).at(-1), `zcloud: host ${NODES[0]}: osd 0 up and in, all placement groups active`);
+        assert.equal(decisions(out).at(-1), `zcloud: host ${NODES[0]}: osd ${o0} up and in, all placement groups active`);
         // when it passed, osd.0 is up and in and every PG active (as Ceph says right after)
         const dump = ok(await c.ceph(["osd", "dump"])).stdout;
-        assert.match(dump, /^osd\.0 up\s+in /m);
+        assert.match(dump, new RegExp(`^osd\\.${o0} up\\s+in `, "m"));
         const pg = await c.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"]);
         assert.equal(pg.pg_summary.num_pg_by_state.filter((s) => s.name.split("+").includes("active")).reduce((n, s) => n + s.num, 0), pg.pg_summary.num_pgs);
         // and whole: osd.0 back in every acting set, so the next host may stop right away (an
         // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
         assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
-        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd 1 ok to stop`]);
+        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd ${o1} ok to stop`]);
         // the roll goes on from where it stopped: the next host, then noout unset; the flag is gone
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
         assert.deepEqual(await osdFlags(c), []);
@@ -386,14 +395,15 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         let osds = await readCephOsds(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in osds), JSON.stringify(osds));
         assert.deepEqual(cephOsdProblems(osds), []);
-        await c.stopDaemon("osd.1");
-        await waitFor("osd.1 down", 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
+        const o1 = idOf[1];
+        await c.stopDaemon(`osd.${o1}`);
+        await waitFor(`osd.${o1} down`, 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
         osds = await readCephOsds(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in osds), JSON.stringify(osds));
         const kernel = path.basename(fs.realpathSync(devices[1]));
-        assert.deepEqual(cephOsdProblems(osds), [{ kind: "degraded", node: NODES[1], object: `osd.1 (${kernel})`, message: "down, in" }]);
-        c.osdDaemon("osd.1", c.osdWorkloads()[1]);
-        await waitFor("osd.1 up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
+        assert.deepEqual(cephOsdProblems(osds), [{ kind: "degraded", node: NODES[1], object: `osd.${o1} (${kernel})`, message: "down, in" }]);
+        c.osdDaemon(`osd.${o1}`, c.osdWorkloads()[1]);
+        await waitFor(`osd.${o1} up`, 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
     });
 
     it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {
