@@ -1,7 +1,10 @@
 /**
  * Ceph tier, the gated roll: a three-host cluster (3 mons, mgrs a and b, 3 OSDs on three CRUSH
  * hosts, replicas 3, mds a and b) from the planned commands, created as `pulumi up` creates a new
- * storage: in the roll's order (cephRollSteps), each gate run as rendered, timed; then:
+ * storage: in the roll's order (cephRollSteps), each gate run as rendered, the OSD prepare Jobs
+ * started together once the plan's dependencies of each passed (the mons' quorum), each OSD after
+ * its Job, timed; a Job run again on a prepared device touches nothing, a held device lock makes
+ * a Job wait, bounded; then:
  * - roll-start on a real cluster: passes when healthy; with a mon stopped it refuses naming it;
  * - the OSD gates on their edges: `osd-ok-to-stop` refuses a host while another host's OSD is down
  *   (Ceph's reason, and that noout stays set), roll-start refuses naming the OSD, status reports
