@@ -504,8 +504,11 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 [
                     `create ${newWorkload}`,
                     `create ${FS}-${NODE1}-osd-${deviceSlug(alias)}-drain`,
+                    // and its prepare Job, which finds the disk's OSD and prepares nothing (docs/cephfs.md "Creation")
+                    `create ${FS}-${NODE1}-osd-${deviceSlug(alias)}-prepare`,
                     `delete ${osdWorkload.a}`,
                     `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-drain`,
+                    `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-prepare`,
                     `update ${FS}-${NODE1}-disks`,
                     `update ${FS}-${NODE1}-label`,
                     // the host's gates guard its OSDs' templates: they run again around the change

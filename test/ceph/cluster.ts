@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { cephKey, cephKeyBytes, cephNames } from "../../components/cephfs/cluster";
 import { images } from "../../components/images";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
 import { tierRoot } from "./release";
@@ -225,7 +226,8 @@ export class CephTestCluster {
                 const dir = { [`ceph-${this.plan.stack.storage}-keys`]: "keys", [`ceph-${this.plan.stack.storage}-osd-keys`]: "osd-keys" }[vol.secret.secretName];
                 if (!dir) throw new Error(`${c.id}: unexpected Secret ${vol.secret.secretName}`);
                 map.push([m.mountPath, this.projectSecret(c, path.join(this.tmp, dir), vol.secret)]);
-            } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev")) {
+            } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev" || m.mountPath === osdLockDir)) {
+                // osdLockDir: the host's lock directory, the namespace's own /run (shared by every "pod")
                 throw new Error(`${c.id}: mount ${m.mountPath} has no place in the test`);
             }
         }
@@ -327,6 +329,21 @@ export class CephTestCluster {
     container(c: PlannedContainer, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
         const argv = this.containerArgv(c);
         return this.exec(argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv, { env: { ...this.containerEnv(c), ...opts.env }, timeoutMs: opts.timeoutMs, record: true });
+    }
+    /**
+     * Runs a planned container's command to its end with a /var/lib/ceph/bootstrap-osd of its
+     * own (a tmpfs in a mount namespace of its own), as a pod has its own container filesystem:
+     * so OSD prepares (ceph-osd.sh writes the bootstrap keyring where ceph-volume reads it) can
+     * run at once here, as on separate nodes.
+     */
+    containerOwnFs(c: PlannedContainer, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
+        const argv = this.containerArgv(c);
+        const pod = 'mkdir -p /var/lib/ceph/bootstrap-osd && mount -t tmpfs zc-pod /var/lib/ceph/bootstrap-osd && exec "$@"';
+        return this.exec(["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", pod, "pod", ...(argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv)], {
+            env: { ...this.containerEnv(c), ...opts.env },
+            timeoutMs: opts.timeoutMs,
+            record: true,
+        });
     }
     /** Starts a planned container's command as a long-running daemon. */
     containerDaemon(name: string, c: PlannedContainer): ChildProcess {

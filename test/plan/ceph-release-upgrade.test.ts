@@ -16,6 +16,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { diffPlans } from "../../tools/plan/diff";
 import { movedToLibrary } from "../helpers/cephScripts";
 import { oldProgram } from "../helpers/oldProgram";
@@ -71,6 +72,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
         `create kubernetes:core/v1:ConfigMap ${cephLibraryName("shared-fs")}`,
         ...cephSets.map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f)}`),
         ...oldSets.map((n) => `delete kubernetes:core/v1:ConfigMap ${n}`),
+        // the OSD prepare Jobs (test/plan/ceph-osd-prepare.test.ts)
+        ...["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `create kubernetes:batch/v1:Job shared-fs-${d}-prepare`),
         ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
         // (its template's sets' annotation too: the library)
@@ -96,7 +99,14 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
         // ... and, in the same update, its Ceph sets run after the library (movedToLibrary)
-        assert.deepEqual(withoutKeyHash(c.resource.inputs), movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name);
+        const expected = movedToLibrary(JSON.parse(released), "shared-fs");
+        if (c.resource.name.startsWith("ceph-shared-fs-osd-")) {
+            // and the host's prepare locks mounted (test/plan/ceph-osd-prepare.test.ts)
+            const volumes = expected.spec.template.spec.volumes;
+            volumes.splice(volumes.length - 1, 0, { name: "osd-locks", hostPath: { path: osdLockDir, type: "DirectoryOrCreate" } });
+            expected.spec.template.spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
+        }
+        assert.deepEqual(withoutKeyHash(c.resource.inputs), expected, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }
     // No key resource or Secret changes.

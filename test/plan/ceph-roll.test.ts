@@ -38,6 +38,8 @@ const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
  * change); the tests of older stacks here look past it.
  */
 const isCephSet = (r: { type: string; name: string }) => r.type === CONFIG_MAP && /^ceph-shared-fs-scripts-(library|mon-init|keyring|osd|osd-drain|fs|gate)-[0-9a-f]{12}$/.test(r.name);
+/** The OSD prepare Jobs: their change on an existing stack is test/plan/ceph-osd-prepare.test.ts's. */
+const isPrepare = (r: { type: string; name: string }) => r.type === "kubernetes:batch/v1:Job" && r.name.endsWith("-prepare");
 
 const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
 const hosts = { node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"], node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"] };
@@ -234,7 +236,9 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
         const localSets = [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")];
         // Every Ceph set is new since the library moved out of them (and the library is new).
         const cephSets = run.resources.filter(isCephSet).map((r) => r.name);
-        assert.deepEqual(by("create"), [...cephSets, ...localSets, ...gates().map((g) => g.name)].sort());
+        const prepares = run.resources.filter(isPrepare).map((r) => r.name);
+        assert.equal(prepares.length, 4, "a prepare Job per device");
+        assert.deepEqual(by("create"), [...cephSets, ...localSets, ...gates().map((g) => g.name), ...prepares].sort());
         // The image moved from Squid to Tentacle since (test/plan/ceph-release-upgrade.test.ts):
         // the filesystem Job is replaced, the admin pods updated (only their image).
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"]);
@@ -337,10 +341,10 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             );
             assert.ok(out.includes("\nCeph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):\n  shared-fs:\n     1. gate    roll-start --timeout 600\n     2. restart ceph-shared-fs-mon-a\n     3. gate    mon-quorum --id a --timeout 600\n"), out);
             assert.ok(out.includes("    21. restart ceph-shared-fs-osd-node5-wwn-0x6\n    22. gate    osd-up --host node5 --osds 2 --timeout 600\n"), out);
-            // 18 gates, the library, the six Ceph sets and the two local sets created; the five old
-            // Ceph sets deleted (the library moved out of them); the filesystem Job replaced and
-            // the admin pods updated (the image, Squid -> Tentacle)
-            assert.ok(/\n5 to delete, 1 to replace, 16 to update, 27 to create\n/.test(out), out);
+            // 18 gates, the library, the six Ceph sets, the two local sets and 4 OSD prepare Jobs
+            // created; the five old Ceph sets deleted (the library moved out of them); the
+            // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle)
+            assert.ok(/\n5 to delete, 1 to replace, 16 to update, 31 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -380,7 +384,7 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
             c.resource.name === "ceph-shared-fs-admin" ||
             c.resource.name === "shared-fs-filesystem" ||
             (c.resource.type === CONFIG_MAP && c.resource.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !isCephSet(c.resource) && !release(c)).map((c) => c.resource.name), []);
+        assert.deepEqual(all.filter((c) => !isRollGate(c.resource) && !isGateSet(c.resource) && !isLocal(c.resource) && !isCephSet(c.resource) && !release(c) && !isPrepare(c.resource)).map((c) => c.resource.name), []);
         // the diff tells each gate's change in words: the osd-up gates' check gains --osds, every gate's script set changes
         const text = renderChanges(changes);
         assert.doesNotMatch(text, /(create|update)(, \w+)* changed/);
@@ -399,7 +403,7 @@ describe(`an existing stack made by ${beforeStub} (gates and drains with their l
             r.name === "ceph-shared-fs-admin" ||
             r.name === "shared-fs-filesystem" ||
             (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource) && !isCephSet(c.resource));
+        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource) && !isCephSet(c.resource) && !isPrepare(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")].sort());
         assert.deepEqual(by("replace"), []);

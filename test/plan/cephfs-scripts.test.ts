@@ -139,10 +139,11 @@ describe("an existing stack made by the program with inline scripts", () => {
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         // New: the script sets' ConfigMaps, and each node's disk-script copy (test/plan/bundle-upgrade.test.ts).
         const diskCopies = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks-scripts`);
-        // And the roll's gates (test/plan/ceph-roll.test.ts).
+        // And the roll's gates (test/plan/ceph-roll.test.ts) and the OSD prepare Jobs (test/plan/ceph-osd-prepare.test.ts).
         const gates = resourcesOfType(run, LOCAL).filter((r) => r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
+        const prepares = ["node3-osd-wwn-0x3", "node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node5-osd-wwn-0x6"].map((d) => `shared-fs-${d}-prepare`);
         assert.equal(gates.length, 1 + 3 + 2 + 2 + 2 * 3 + 2 * 2);
-        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies, ...gates].sort());
+        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies, ...gates, ...prepares].sort());
         assert.deepEqual(by("delete"), []);
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"], "a Job's template is immutable: replaced (delete first) as a script change does today");
         const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node3-wwn-0x3", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node5-wwn-0x6"].map((d) => `ceph-shared-fs-${d}`);

@@ -219,6 +219,9 @@ describe("CephFS graph", () => {
         }
         for (const osd of ["node3-wwn-0x3", "node4-wwn-0x4", "node5-wwn-0x5", "node5-wwn-0x6"]) {
             expected[`ceph-shared-fs-osd-${osd}/osd`] = keys("osd-keys:bootstrap-osd");
+            // its prepare Job: the same key, nothing more
+            const [node, dev] = osd.split(/-(.*)/);
+            expected[`shared-fs-${node}-osd-${dev}-prepare/prepare`] = keys("osd-keys:bootstrap-osd");
         }
         assert.deepEqual(mounted, expected);
     });
@@ -245,7 +248,7 @@ describe("CephFS graph", () => {
         assert.deepEqual(evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }))), []);
     });
 
-    test("adding a host adds exactly its disk command (and its script copy), label, OSD and drain (the filesystem Job re-checks the host count)", () => {
+    test("adding a host adds exactly its disk command (and its script copy), label, OSD, its prepare Job and drain (the filesystem Job re-checks the host count)", () => {
         const changes = diffPlans(run.resources, grown.resources);
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
         assert.deepEqual(created, [
@@ -256,6 +259,7 @@ describe("CephFS graph", () => {
             "shared-fs-node6-disks-scripts",
             "shared-fs-node6-label",
             "shared-fs-node6-osd-wwn-0x7-drain",
+            "shared-fs-node6-osd-wwn-0x7-prepare",
         ]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
@@ -292,13 +296,15 @@ describe("CephFS graph", () => {
         }
     }
 
-    test("renaming a device path (kernel name to by-id) creates the new path's OSD and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
+    test("renaming a device path (kernel name to by-id) creates the new path's OSD, prepare Job and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
         const { changes, old } = await planDiff({ ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] }, { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
         assert.deepEqual(changes, [
             "create ceph-shared-fs-osd-node5-wwn-0x5",
             "create shared-fs-node5-osd-wwn-0x5-drain",
+            "create shared-fs-node5-osd-wwn-0x5-prepare",
             "delete ceph-shared-fs-osd-node5-sdb",
             "delete shared-fs-node5-osd-sdb-drain",
+            "delete shared-fs-node5-osd-sdb-prepare",
             // node5's gates guard its OSDs' templates: they run again (nothing else of the roll).
             ...gatesAround("node5"),
             "update shared-fs-node5-disks",
@@ -324,12 +330,13 @@ describe("CephFS graph", () => {
         assert.ok(dependsOn(drain, resourceNamed(old, "shared-fs-node5-label")), "the drain goes before the label it reads");
     });
 
-    test("removing a device in the middle of a node's list deletes exactly that device's OSD and drain; the others do not change", async () => {
+    test("removing a device in the middle of a node's list deletes exactly that device's OSD, prepare Job and drain; the others do not change", async () => {
         const devs = ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x8"];
         const { changes } = await planDiff({ ...threeHosts, node5: devs }, { ...threeHosts, node5: [devs[0], devs[2]] });
         assert.deepEqual(changes, [
             "delete ceph-shared-fs-osd-node5-wwn-0x6",
             "delete shared-fs-node5-osd-wwn-0x6-drain",
+            "delete shared-fs-node5-osd-wwn-0x6-prepare",
             ...gatesAround("node5"),
             "update shared-fs-node5-disks",
             "update shared-fs-node5-label",
