@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import * as path from "node:path";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { CephScript, cephLibraryBundle, cephLibraryFile, cephLibraryName, cephScriptBundle, cephScriptCall, cephScriptCommand, cephScriptDir, cephScriptSetName, scriptSetsValue } from "../../components/cephfs/scripts";
 
 export function scriptArgv(command: readonly string[] | undefined): string[] {
@@ -42,4 +43,17 @@ export function movedToLibrary(inputs: unknown, storage: string): Json {
         template.metadata.annotations[setsAnnotation] = scriptSetsValue(sources.map((s: Json) => s.configMap.items[0].key));
     }
     return copy;
+}
+
+/**
+ * An OSD workload's expected inputs with the host's prepare-lock directory mounted (the prepare
+ * Jobs' change to an OSD pod template: test/plan/ceph-osd-prepare.test.ts), before the scripts
+ * volume, as components/cephfs/osds.ts mounts it. Other workloads are returned as they are.
+ */
+export function withPrepareLocks(expected: Json, name: string): Json {
+    if (!/-osd-/.test(name) || !expected.spec?.template) return expected;
+    const spec = expected.spec.template.spec;
+    spec.volumes.splice(spec.volumes.length - 1, 0, { name: "osd-locks", hostPath: { path: osdLockDir, type: "DirectoryOrCreate" } });
+    spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
+    return expected;
 }

@@ -18,7 +18,7 @@ import { CephScript, cephLibraryBundle, cephLibraryName, cephScriptBundle, cephS
 import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
-import { movedToLibrary } from "../helpers/cephScripts";
+import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram, plansBeforeAndNow } from "../helpers/oldProgram";
 import { baseConfig } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
@@ -77,6 +77,8 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
                 "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.metadata,spec.template.spec",
                 ...gates.map((g) => `update ${LOCAL} ${g} create,environment.${gateGuardsEnv}`),
                 ...drains.map((d) => `update ${LOCAL} ${d} delete`),
+                // and the OSD prepare Jobs (test/plan/ceph-osd-prepare.test.ts)
+                ...drains.map((d) => `create kubernetes:batch/v1:Job ${d.replace(/-drain$/, "-prepare")}`),
             ].sort(),
         );
         // no replace but the Job's; the old sets go after everything that names them moved
@@ -90,7 +92,8 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
         for (const name of [...deployments, "shared-fs-filesystem"]) {
             const before = was.resources.find((r) => r.name === name)!;
             const after = now.resources.find((r) => r.name === name)!;
-            assert.deepEqual(after.inputs, movedToLibrary(before.inputs, "shared-fs"), name);
+            // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
+            assert.deepEqual(after.inputs, withPrepareLocks(movedToLibrary(before.inputs, "shared-fs"), name), name);
         }
         // the OSD's: its set without the library, the library's hash first in the annotation
         const osd = now.resources.find((r) => r.name === "ceph-shared-fs-osd-node6-wwn-0x7")!.inputs as any;
@@ -144,11 +147,12 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
             const r = await plan(file, "--diff-plan", saved);
             assert.equal(r.code, 0, r.stderr);
             const out = r.stdout;
-            // 18 gates and 11 daemons updated in place, 4 drains; the library, six sets and two local sets created, their predecessors deleted; the Job replaced
-            assert.ok(/\n8 to delete, 1 to replace, 33 to update, 9 to create\n/.test(out), out);
+            // 18 gates and 11 daemons updated in place, 4 drains; the library, six sets and two local sets created, their predecessors deleted; the Job replaced; the 4 OSD prepare Jobs created
+            assert.ok(/\n8 to delete, 1 to replace, 33 to update, 13 to create\n/.test(out), out);
             assert.ok(out.includes(`\nceph-library.sh: script set ${cephLibraryBundle().id}, new: lib.sh, ceph/ceph-lib.sh\n`), out);
             const oldOsd = JSON.parse(oldPlan).resources.find((x: PlannedResource) => /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(x.name)).name.slice(-12);
-            assert.ok(out.includes(`\nceph-osd.sh: script set ${cephScriptBundle("ceph-osd.sh").id} (was ${oldOsd}): lib.sh, ceph/ceph-lib.sh left the set; ceph/ceph-osd.sh unchanged\n`), out);
+            // (ceph-osd.sh itself changed too since: prepare-only and the device lock, test/plan/ceph-osd-prepare.test.ts)
+            assert.ok(out.includes(`\nceph-osd.sh: script set ${cephScriptBundle("ceph-osd.sh").id} (was ${oldOsd}): lib.sh, ceph/ceph-lib.sh left the set; ceph/ceph-osd.sh changed\n`), out);
             // no line of the library is shown as a diff line: its text is not repeated per set
             assert.equal(out.split("\n").filter((l) => l === "-zc_log() {").length, 0, "the library's lines are not listed as removed");
             const runs = out.split("\n").filter((l) => l.includes(": ceph-library.sh runs script set "));

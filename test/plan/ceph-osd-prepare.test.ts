@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { osdLockDir } from "../../components/cephfs/osds";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
 import { cephNames } from "../../components/naming";
 import { diffPlans } from "../../tools/plan/diff";
+import { movedToLibrary, scriptArgv, withPrepareLocks } from "../helpers/cephScripts";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig } from "../helpers/plan";
 
@@ -60,14 +60,14 @@ test("one prepare Job per device: ceph-osd.sh prepare-only on its node, privileg
         assert.deepEqual(spec.nodeSelector, { "kubernetes.io/hostname": node, "storage.zcloud.io/cephfs": "shared-fs" });
         assert.equal(spec.containers.length, 1);
         const c = spec.containers[0];
-        assert.deepEqual(c.command, ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "prepare-only", "--device", device, "--host", node]);
+        assert.deepEqual(scriptArgv(c.command), ["/etc/zcloud/scripts/ceph-osd.sh", "prepare-only", "--device", device, "--host", node]);
         assert.deepEqual(c.securityContext, { privileged: true });
         // the OSD workload's pod, but for the container's name, command and requests
         const osd = byName(now, cephNames("shared-fs").osd(node, device), DEPLOYMENT).inputs as any;
         const osdSpec = osd.spec.template.spec;
         assert.deepEqual(spec.volumes, osdSpec.volumes);
         assert.deepEqual(c.volumeMounts, osdSpec.containers[0].volumeMounts);
-        assert.deepEqual(osdSpec.containers[0].command, ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", device, "--host", node]);
+        assert.deepEqual(scriptArgv(osdSpec.containers[0].command), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", device, "--host", node]);
         assert.deepEqual(
             spec.volumes.filter((v: any) => v.hostPath),
             [
@@ -102,36 +102,24 @@ test("a Job depends on its node's disk command and label and the mons' quorum (m
     }
 });
 
-test(`${beforeJobs} -> now: creates the prepare Jobs; the OSD Deployments update in place (the osd script set and the locks' mount), their gates run again; nothing replaced, no other daemon touched`, () => {
+test(`${beforeJobs} -> now: creates the prepare Jobs; each OSD Deployment gains the locks' mount in the same in-place update that moves it to the shared library (test/plan/ceph-library.test.ts); nothing else the Jobs change`, () => {
     const was = plans.before();
     const now = plans.now();
     const changes = diffPlans(was.resources, now.resources);
-    const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
-    const oldSet = was.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-osd-") && !r.name.startsWith("ceph-shared-fs-scripts-osd-drain-"))!.name;
-    const osdGates = ["noout-set", "noout-unset", ...["node4", "node5", "node6"].flatMap((n) => [`${n}-ok-to-stop`, `${n}-osd-up`]), "roll-start"].map((g) => `shared-fs-gate-${g}`);
     assert.deepEqual(
-        said,
-        [
-            ...devices.map(([n, , s]) => `create ${JOB} shared-fs-${n}-osd-${s}-prepare`),
-            `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-osd.sh")}`,
-            `delete kubernetes:core/v1:ConfigMap ${oldSet}`,
-            ...devices.map(([n, , s]) => `update ${DEPLOYMENT} ceph-shared-fs-osd-${n}-${s} spec.template.metadata,spec.template.spec`),
-            ...osdGates.map((g) => `update command:local:Command ${g} environment.ZCLOUD_GATE_GUARDS`),
-        ].sort(),
+        changes.filter((c) => c.resource.type === JOB && c.resource.name !== "shared-fs-filesystem").map((c) => `${c.kind} ${c.resource.name}`).sort(),
+        devices.map(([n, , s]) => `create shared-fs-${n}-osd-${s}-prepare`),
     );
-    // Each OSD Deployment: the old inputs with the osd script set's name and hash moved and the
-    // locks' volume and mount added, nothing else.
-    const newSet = cephScriptSetName("shared-fs", "ceph-osd.sh");
-    const sets = (inputs: any): string => inputs.spec.template.metadata.annotations["storage.zcloud.io/script-sets"];
-    for (const c of changes.filter((x) => x.kind === "update" && x.resource.type === DEPLOYMENT)) {
+    // Each OSD Deployment: the old inputs as the library moves them, with the locks' volume and
+    // mount added, nothing else; updated in place (no replace, nothing released).
+    const osds = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.name.startsWith("ceph-shared-fs-osd-"));
+    assert.equal(osds.length, devices.length);
+    for (const c of osds) {
         const before = was.resources.find((r) => r.urn === c.resource.urn)!;
-        const expected = JSON.parse(JSON.stringify(before.inputs).replaceAll(oldSet, newSet).replaceAll(sets(before.inputs), sets(c.resource.inputs)));
-        const volumes = expected.spec.template.spec.volumes;
-        volumes.splice(volumes.length - 1, 0, { name: "osd-locks", hostPath: { path: osdLockDir, type: "DirectoryOrCreate" } }); // before the scripts volume
-        expected.spec.template.spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
-        assert.deepEqual(c.resource.inputs, expected, c.resource.name);
+        assert.equal(c.kind, "update", c.resource.name);
+        assert.deepEqual(c.resource.inputs, withPrepareLocks(movedToLibrary(before.inputs, "shared-fs"), c.resource.name), c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, before.replaceOnChanges, c.resource.name);
     }
-    // the mons, mgrs, mdss, admin pods, keys, Secrets, disk commands and labels do not change
-    assert.deepEqual(changes.filter((c) => c.kind === "update" && c.resource.type !== DEPLOYMENT && c.resource.type !== "command:local:Command"), []);
+    // the disk commands and labels do not change
+    assert.deepEqual(changes.filter((c) => c.resource.type.startsWith("command:remote:") || c.resource.type === "kubernetes:core/v1:NodePatch"), []);
 });

@@ -16,9 +16,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
-import { osdLockDir } from "../../components/cephfs/osds";
 import { diffPlans } from "../../tools/plan/diff";
-import { movedToLibrary } from "../helpers/cephScripts";
+import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
@@ -99,13 +98,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
         // ... and, in the same update, its Ceph sets run after the library (movedToLibrary)
-        const expected = movedToLibrary(JSON.parse(released), "shared-fs");
-        if (c.resource.name.startsWith("ceph-shared-fs-osd-")) {
-            // and the host's prepare locks mounted (test/plan/ceph-osd-prepare.test.ts)
-            const volumes = expected.spec.template.spec.volumes;
-            volumes.splice(volumes.length - 1, 0, { name: "osd-locks", hostPath: { path: osdLockDir, type: "DirectoryOrCreate" } });
-            expected.spec.template.spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
-        }
+        // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
+        const expected = withPrepareLocks(movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name);
         assert.deepEqual(withoutKeyHash(c.resource.inputs), expected, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }

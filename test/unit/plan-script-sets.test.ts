@@ -12,7 +12,7 @@ import { renderNodeCommand } from "../../components/node/shipped";
 import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { PlannedResource } from "../../tools/plan/model";
-import { renderScriptSetChanges, scriptSetFiles, unifiedDiff } from "../../tools/plan/scriptSets";
+import { leadingFilesThen, renderScriptSetChanges, scriptSetFiles, unifiedDiff } from "../../tools/plan/scriptSets";
 
 /** GNU diff -u of two texts, without its file-name header lines. */
 function gnuDiff(a: string, b: string): string {
@@ -206,5 +206,24 @@ describe("node script bundles: one diff per stack, one line per node", () => {
         const before = node("n1", old, ["/dev/sdb"]);
         fs.rmSync(String((before[0].inputs as { source: { path: string } }).source.path));
         assert.ok(renderScriptSetChanges(before, node("n1", now, ["/dev/sdb"])).includes(`lvm-reconcile: script set ${newId} (was ${oldId}); the old plan does not carry the old text`));
+    });
+});
+
+describe("leadingFilesThen", () => {
+    const known = [
+        { file: "lib.sh", text: "l1\nl2" },
+        { file: "ceph/ceph-lib.sh", text: "c1" },
+        { file: "ceph/ceph-osd.sh", text: "o-new" },
+    ];
+    test("an old set of known libraries then a script that changed since: the libraries, then the rest as that script", () => {
+        assert.deepEqual(leadingFilesThen("l1\nl2\nc1\no-old\nmore", "ceph/ceph-osd.sh", known), [
+            { file: "lib.sh", lines: 2 },
+            { file: "ceph/ceph-lib.sh", lines: 1 },
+            { file: "ceph/ceph-osd.sh", lines: 2 },
+        ]);
+    });
+    test("no known leading file, or nothing after them: undefined (the whole text is diffed)", () => {
+        assert.equal(leadingFilesThen("x\nl1\nl2\nc1\no", "ceph/ceph-osd.sh", known), undefined);
+        assert.equal(leadingFilesThen("l1\nl2", "ceph/ceph-osd.sh", known), undefined);
     });
 });

@@ -163,6 +163,24 @@ export function scriptFilesOf(text: string, known: ReadonlyArray<{ file: string;
     return files.length ? files : undefined;
 }
 
+/**
+ * An old set whose own script is not this program's text (it changed too) but whose leading
+ * files are (the libraries it carried): those files, then the rest as `rest`, the script the new
+ * set ends with. Undefined when no leading file is known.
+ */
+export function leadingFilesThen(text: string, rest: string, known: ReadonlyArray<{ file: string; text: string }> = knownScriptFiles()): Array<{ file: string; lines: number }> | undefined {
+    const files: Array<{ file: string; lines: number }> = [];
+    let at = 0;
+    for (;;) {
+        const next = known.filter((k) => k.file !== rest && text.startsWith(k.text + "\n", at)).sort((a, b) => b.text.length - a.text.length)[0];
+        if (!next) break;
+        files.push({ file: next.file, lines: next.text.split("\n").length });
+        at += next.text.length + 1;
+    }
+    if (!files.length || at >= text.length) return undefined;
+    return [...files, { file: rest, lines: text.slice(at).split("\n").length }];
+}
+
 let known: Array<{ file: string; text: string }> | undefined;
 /** This program's node script files (components/node, its ceph folder). */
 function knownScriptFiles(): Array<{ file: string; text: string }> {
@@ -244,7 +262,7 @@ export function scriptSetDiff(script: string, a: ScriptSetText, b: ScriptSetText
     if (!files) {
         return [`${head}:`, unifiedDiff(a.text, b.text, `${script} ${shortId(a.sha256)}`, `${script} ${shortId(b.sha256)}`)].join("\n");
     }
-    const oldFiles = scriptFilesOf(a.text);
+    const oldFiles = scriptFilesOf(a.text) ?? leadingFilesThen(a.text, files[files.length - 1].file);
     if (oldFiles && oldFiles.map((f) => f.file).join("\n") !== files.map((f) => f.file).join("\n")) {
         return filesMovedDiff(head, a, b, oldFiles, files);
     }
