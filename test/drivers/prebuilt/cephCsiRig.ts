@@ -79,8 +79,11 @@ export interface CephCsiRig {
     plan: CephPlan;
     /** The names of the daemons started, for their logs. */
     logs: string[];
-    /** Runs a rendered csi-cephfsplugin container as a daemon in the namespace; returns its socket (<tmp>/pods/<podName>/csi/csi.sock). */
-    startPlugin(pod: RenderedPod, podName: string, nodeName: string): Promise<string>;
+    /**
+     * Runs a rendered csi-cephfsplugin container as a daemon in the namespace; returns its socket,
+     * <socketDir>/csi.sock (the directory of the socket-dir volume: by default <tmp>/pods/<podName>/csi).
+     */
+    startPlugin(pod: RenderedPod, podName: string, nodeName: string, socketDir?: string): Promise<string>;
     /** The provisioner Deployment's and the node DaemonSet's pods as planned. */
     provisionerPod(): RenderedPod;
     nodePluginPod(): RenderedPod;
@@ -156,7 +159,7 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
      * Only the CSI socket directory (an emptyDir in one pod, a host path in the other) moves to a
      * directory per pod, since both pods share this namespace; asserted to be the one rewrite.
      */
-    async function startPlugin(pod: RenderedPod, podName: string, nodeName: string): Promise<string> {
+    async function startPlugin(pod: RenderedPod, podName: string, nodeName: string, socketDir?: string): Promise<string> {
         const ctr = pod.containers.find((x) => x.name === "csi-cephfsplugin");
         assert.ok(ctr, `${podName}: no csi-cephfsplugin container`);
         // No command: the image's entrypoint, cephcsi, runs with the rendered args.
@@ -171,8 +174,8 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
         }
         const socketMount = ctr.volumeMounts.find((m) => m.name === "socket-dir");
         assert.ok(socketMount, `${podName}: no socket-dir mount`);
-        const podDir = path.join(c.tmp, "pods", podName);
-        fs.mkdirSync(podDir + socketMount.mountPath, { recursive: true });
+        const sockets = socketDir ?? path.join(c.tmp, "pods", podName) + socketMount.mountPath;
+        fs.mkdirSync(sockets, { recursive: true });
         const rewrites: string[] = [];
         const args = ctr.args.map((a) => {
             const expanded = a.replace(/\$\((\w+)\)/g, (_, v: string) => {
@@ -182,7 +185,7 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
             const m = /^(--endpoint=unix:\/\/)(.*)$/.exec(expanded);
             if (m && m[2].startsWith(socketMount.mountPath + "/")) {
                 rewrites.push(expanded);
-                return m[1] + podDir + m[2];
+                return m[1] + sockets + m[2].slice(socketMount.mountPath.length);
             }
             return expanded;
         });
@@ -199,7 +202,7 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
                 ok(await c.exec(["mkdir", "-p", m.mountPath]));
             }
         }
-        const socket = podDir + socketMount.mountPath + "/csi.sock";
+        const socket = path.join(sockets, "csi.sock");
         const name = `cephcsi-${podName}`;
         logs.push(name);
         c.daemon(name, [cephcsi, ...args], { PATH: `${path.join(c.tmp, "fuse-bin")}:${pluginPath}`, ...env });
