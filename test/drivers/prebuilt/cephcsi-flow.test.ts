@@ -151,6 +151,12 @@ after(async () => {
 describe(`ceph-csi ${pinned} (CephFS) through its CSI sidecars and a real API server`, { timeout: 1_800_000 }, () => {
     test(`the node pod on ${NODE}: csi-cephfsplugin and driver-registrar as rendered; the kubelet's plugin watcher registers ${cephFsDriverName}`, async () => {
         const c = cluster();
+        // The node as a kubelet registers it, with the plan's storage label; the DaemonSet's pod lands on it.
+        const labels = getJson(["get", "node", NODE]).metadata.labels;
+        assert.equal(labels["kubernetes.io/hostname"], NODE);
+        assert.equal(labels["kubernetes.io/os"], "linux");
+        assert.equal(labels["storage.zcloud.io/cephfs"], FS);
+        await until("the node plugin's pod on the node", () => (getJson(["-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/component=nodeplugin"]).items as any[]).some((p) => p.spec.nodeName === NODE) || undefined, 60_000, () => kubectl(["-n", NAMESPACE, "get", "pods", "-o", "wide"]));
         // The node's host paths live below the namespace's temp dir (the plugin runs in its chroot).
         const hostRoot = path.join(c.tmp, "host");
         const ds = rig!.plan.resource(`${DRIVER}-nodeplugin`, DAEMON_SET);
