@@ -265,12 +265,16 @@ describe(`ceph-csi ${pinned} (CephFS) through its CSI sidecars and a real API se
         assert.equal(attrs.clusterID, c.fsid);
         assert.equal(attrs.fsName, FS);
         assert.equal(attrs.pool, `${FS}-data`);
-        // --extra-create-metadata: the claim's names reach the driver.
-        assert.equal(attrs["csi.storage.k8s.io/pvc/name"], "data");
-        assert.equal(attrs["csi.storage.k8s.io/pvc/namespace"], ns);
         const subvolume = attrs.subvolumeName;
         assert.match(subvolume, /^csi-vol-[0-9a-f-]{36}$/);
         assert.ok((await subvolumes()).includes(subvolume), `${subvolume} in the csi group`);
+        // --extra-create-metadata: the claim's and the PV's names reach the driver, which keeps them on the subvolume (not in the PV's attributes).
+        const metadata = await c.cephJson<Record<string, string>>(["fs", "subvolume", "metadata", "ls", FS, subvolume, "--group_name", "csi"]);
+        assert.deepEqual(
+            { pvc: metadata["csi.storage.k8s.io/pvc/name"], namespace: metadata["csi.storage.k8s.io/pvc/namespace"], pv: metadata["csi.storage.k8s.io/pv/name"] },
+            { pvc: "data", namespace: ns, pv: pvName },
+            JSON.stringify({ metadata, attrs }),
+        );
         const info = () => c.cephJson<{ bytes_quota: number; data_pool: string; path: string }>(["fs", "subvolume", "info", FS, subvolume, "--group_name", "csi"]);
         const before = await info();
         assert.equal(before.bytes_quota, GiB);
