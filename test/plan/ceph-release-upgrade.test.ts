@@ -77,6 +77,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
         // (its template's sets' annotation too: the library)
         "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.metadata,spec.template.spec",
+        // the ceph-csi provisioner's --setmetadata (test/plan/cephcsi-setmetadata-upgrade.test.ts)
+        "update kubernetes:apps/v1:Deployment ceph-csi-cephfs-provisioner spec.template.spec",
         // the gates' and drains' local script sets, the gates' and drains' stubs (test/plan/ceph-roll.test.ts)
         ...["cephfs-gate.sh", "cephfs-osd-remove.sh"].map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f as "cephfs-gate.sh" | "cephfs-osd-remove.sh")}`),
         ...gates.map((g) => `update command:local:Command ${g} create,environment.ZCLOUD_GATE_GUARDS,update`),
@@ -96,7 +98,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
         const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
         const released = JSON.stringify(withoutKeyHash(was.inputs))
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
-            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
+            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]')
+            .replace(/("--enableprofiling=false")\]/, c.resource.name === "ceph-csi-cephfs-provisioner" ? '$1,"--setmetadata=true"]' : "$1]");
         // ... and, in the same update, its Ceph sets run after the library (movedToLibrary)
         // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
         const expected = withPrepareLocks(movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name);
