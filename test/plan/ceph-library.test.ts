@@ -77,6 +77,8 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
                 "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.metadata,spec.template.spec",
                 ...gates.map((g) => `update ${LOCAL} ${g} create,environment.${gateGuardsEnv}`),
                 ...drains.map((d) => `update ${LOCAL} ${d} delete`),
+                // the ceph-csi provisioner's --setmetadata (test/plan/cephcsi-setmetadata-upgrade.test.ts)
+                `update ${DEPLOYMENT} ceph-csi-cephfs-provisioner spec.template.spec`,
                 // and the OSD prepare Jobs (test/plan/ceph-osd-prepare.test.ts)
                 ...drains.map((d) => `create kubernetes:batch/v1:Job ${d.replace(/-drain$/, "-prepare")}`),
             ].sort(),
@@ -147,8 +149,8 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
             const r = await plan(file, "--diff-plan", saved);
             assert.equal(r.code, 0, r.stderr);
             const out = r.stdout;
-            // 18 gates and 11 daemons updated in place, 4 drains; the library, six sets and two local sets created, their predecessors deleted; the Job replaced; the 4 OSD prepare Jobs created
-            assert.ok(/\n8 to delete, 1 to replace, 33 to update, 13 to create\n/.test(out), out);
+            // 18 gates and 11 daemons updated in place, 4 drains; the library, six sets and two local sets created, their predecessors deleted; the Job replaced; the 4 OSD prepare Jobs created; the ceph-csi provisioner updated (--setmetadata)
+            assert.ok(/\n8 to delete, 1 to replace, 34 to update, 13 to create\n/.test(out), out);
             assert.ok(out.includes(`\nceph-library.sh: script set ${cephLibraryBundle().id}, new: lib.sh, ceph/ceph-lib.sh\n`), out);
             const oldOsd = JSON.parse(oldPlan).resources.find((x: PlannedResource) => /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(x.name)).name.slice(-12);
             // (ceph-osd.sh itself changed too since: prepare-only and the device lock, test/plan/ceph-osd-prepare.test.ts)
@@ -172,7 +174,8 @@ describe(`a stack made by ${beforeRelease} (Ceph 19.2.4): the release and the li
         const was = plans.before();
         const now = plans.now();
         const changes = diffPlans(was.resources, now.resources);
-        const updated = changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`);
+        // (the ceph-csi provisioner's --setmetadata is no Ceph daemon: test/plan/cephcsi-setmetadata-upgrade.test.ts)
+        const updated = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.name !== "ceph-csi-cephfs-provisioner").map((c) => `${c.kind} ${c.resource.name}`);
         assert.deepEqual(updated.sort(), deployments.map((d) => `update ${d}`).sort());
         const gates = (rs: PlannedResource[]) => rs.filter(isRollGate).map((g) => `${g.name}: ${gateArgs(g)}`);
         assert.deepEqual(gates(now.resources), gates(was.resources));
