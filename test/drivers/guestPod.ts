@@ -3,7 +3,7 @@
  * would start it, as one shell script run over SSH: the container's root is an overlay of a
  * read-only image (a 9p share of the guest) with a tmpfs on top, each volume mount of the
  * rendered container is put at its mount path in that root (hostPath: the guest's path, checked
- * or created by its type; configMap: its files, read-only; emptyDir: a tmpfs), /proc is the
+ * or created by its type; configMap: its files, always read-only; emptyDir: a tmpfs), /proc is the
  * guest's (hostPID), and the entrypoint runs chrooted there with exactly the given env (no
  * argv secret: the env holds the rendered values only), detached, its output in <dir>/log.
  * Everything but the hostPath directories lives under <dir> on the guest's /run, so a reboot
@@ -78,7 +78,8 @@ export function guestPodScript(pod: RenderedPod, container: RenderedContainer, o
             throw new Error(`${container.name}: volume ${vol.name} is of no kind the guest runtime handles`);
         }
         lines.push(`mkdir -p ${at}`, `mountpoint -q ${at} || mount --rbind ${source} ${at}`);
-        if (m.readOnly) lines.push(`mount -o remount,bind,ro ${at}`);
+        // A ConfigMap volume is read-only whatever the mount says, as the kubelet gives it.
+        if (m.readOnly || vol.configMap) lines.push(`mount -o remount,bind,ro ${at}`);
         // Bidirectional: the bind joins the host path's shared peer group (the guest's / is
         // shared), so mounts made in the container show on the host path; make sure it is.
         if (m.mountPropagation === "Bidirectional") lines.push(`mount --make-rshared ${at}`);

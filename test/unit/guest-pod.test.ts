@@ -54,6 +54,7 @@ describe("guest pod runtime: the script that starts a rendered container in a gu
         assert.ok(s.includes("mkdir -p '/var/lib/kubelet/plugins/x/mountinfo'"));
         assert.ok(s.includes("mkdir -p '/etc/selinux'"), "type \"\": created as the runtime does");
         assert.ok(s.includes(`mount -o remount,bind,ro "$r"'/lib/modules'`));
+        assert.ok(s.includes(`mount -o remount,bind,ro "$r"'/etc/ceph-csi-config'`), "a ConfigMap is read-only without readOnly");
         assert.ok(!s.includes(`remount,bind,ro "$r"'/csi'`));
         assert.ok(s.includes(`mount --make-rshared "$r"'/var/lib/kubelet/pods'`));
         assert.equal(s.split("\n").filter((l) => l.includes("--make-rshared")).length, 1);

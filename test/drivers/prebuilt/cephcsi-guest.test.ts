@@ -98,7 +98,8 @@ describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboot
             argv: ["/usr/local/bin/cephcsi", ...expandedArgs(ctr, env, "nodeplugin")],
         });
         await g.check("sh -s", { stdin: script });
-        await guestUntil(g, `test -S ${pluginSocket}`, 90_000, `tail -n 30 ${podDir}/log`);
+        // Listening, not the socket file: a reboot leaves the old one on the kubelet's disk.
+        await guestUntil(g, `grep -q 'Listening for connections on address' ${podDir}/log`, 90_000, `tail -n 30 ${podDir}/log`);
         return socketFromGuest(g, path.join(work, `node-${tag}.sock`), pluginSocket, forwards);
     }
 
@@ -223,6 +224,7 @@ describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboot
         assert.equal((await g.run(`findmnt ${target}`)).code, 1, "the pod's path is no mount");
         assert.equal((await g.run("grep -qw ceph /proc/filesystems")).code, 1, "the ceph module is not loaded");
         assert.equal((await g.run(`test -e ${podDir}`)).code, 1, "the container is gone");
+        assert.equal((await g.run(`test -S ${pluginSocket}`)).code, 0, "the plugin's old socket file is still on the kubelet's disk");
         assert.match(await g.check("ip -4 -o addr show eth1"), new RegExp(`inet ${NET.guest.replace(/\./g, "\\.")}/${NET.prefix}`));
 
         const started = Date.now();
