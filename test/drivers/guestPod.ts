@@ -9,7 +9,7 @@
  * Everything but the hostPath directories lives under <dir> on the guest's /run, so a reboot
  * takes the "container" away as it would.
  */
-import { RenderedContainer, RenderedPod } from "./cephFs";
+import type { RenderedContainer, RenderedPod } from "./prebuilt/cephCsiRig";
 
 export interface GuestPodOptions {
     /** Runtime state in the guest (under /run: gone at a reboot). */

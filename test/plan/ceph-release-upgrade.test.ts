@@ -66,6 +66,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
         ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
         "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
+        // the ceph-csi provisioner's --setmetadata (test/plan/cephcsi-setmetadata-upgrade.test.ts)
+        "update kubernetes:apps/v1:Deployment ceph-csi-cephfs-provisioner spec.template.spec",
         // the gates' and drains' local script sets, the gates' and drains' stubs (test/plan/ceph-roll.test.ts)
         ...["cephfs-gate.sh", "cephfs-osd-remove.sh"].map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f as "cephfs-gate.sh" | "cephfs-osd-remove.sh")}`),
         ...gates.map((g) => `update command:local:Command ${g} create,environment.ZCLOUD_GATE_GUARDS,update`),
@@ -88,7 +90,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replaceAll(oldSet, cephScriptSetName("shared-fs", "ceph-mon-init.sh"))
             .replaceAll(sets(was.inputs) || "\0", sets(c.resource.inputs))
-            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
+            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]')
+            .replace(/("--enableprofiling=false")\]/, c.resource.name === "ceph-csi-cephfs-provisioner" ? '$1,"--setmetadata=true"]' : "$1]");
         assert.equal(JSON.stringify(withoutKeyHash(c.resource.inputs)), moved, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
-import { RenderedPod } from "../drivers/cephFs";
+import type { RenderedPod } from "../drivers/prebuilt/cephCsiRig";
 import { guestPodScript, q } from "../drivers/guestPod";
 
 const pod: RenderedPod = {

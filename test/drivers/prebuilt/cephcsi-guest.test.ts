@@ -31,21 +31,20 @@ import { ChildProcess, execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites } from "../../ceph/cluster";
+import { CephTestCluster } from "../../ceph/cluster";
+import { tierRoot } from "../../ceph/release";
 import { CephPlan } from "../../ceph/planned";
 import { csiCephUser } from "../../../components/cephfs/cluster";
 import { csiSecretData } from "../../../components/cephfs/csi";
 import { Guest, GuestSet, bootGuests } from "../../vm/harness";
-import { bringUpCephFs, cephCsiFiles, cephFsPluginContainer, configMapData, downwardEnv, expandedArgs, renderedPod, startCephCsiPlugin } from "../cephFs";
+import { cephFsPluginContainer, downwardEnv, expandedArgs } from "../cephFs";
+import { CephCsiRig, DRIVER, FS, GiB, NODES, bootCephCsi, configMapData } from "./cephCsiRig";
 import { guestPodScript } from "../guestPod";
 import { copyIntoGuest, guestUntil, socketFromGuest } from "../guestFiles";
 import { csiCallProgram } from "../programs";
 import { handedIn } from "./handedIn";
 
-const FS = "shared-fs";
-const DRIVER = "ceph-csi-cephfs";
 const NODE = "cephnode";
-const GiB = 1 << 30;
 const NET = { host: "10.241.7.1", guest: "10.241.7.2", prefix: 24 };
 /** The container's PATH (the image's). */
 const imagePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -61,6 +60,7 @@ function sh(cmd: string, args: string[]): string {
 }
 
 describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboots, kernel client", { timeout: 1_800_000 }, () => {
+    let rig: CephCsiRig | undefined;
     let c: CephTestCluster | undefined;
     let vms: GuestSet | undefined;
     let g: Guest;
@@ -85,7 +85,7 @@ describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboot
 
     /** The kubelet and the runtime start the DaemonSet's pod: the rendered csi-cephfsplugin in the guest; its socket here. */
     async function startNodePlugin(tag: string): Promise<string> {
-        const pod = renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet");
+        const pod = rig!.nodePluginPod();
         const ctr = cephFsPluginContainer(pod, "nodeplugin");
         const env = downwardEnv(ctr, "nodeplugin", NODE);
         const configMaps = Object.fromEntries([`${DRIVER}-config`, `${DRIVER}-ceph-conf`].map((r) => Object.values(configMapData(plan, r))));
@@ -105,31 +105,27 @@ describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboot
 
     before(async () => {
         const bin = handedIn("ZCLOUD_CEPHCSI_BIN", "a cephcsi");
-        const missing = missingPrerequisites();
-        if (missing.length > 0) throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
         work = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-cephguest-"));
         tap = `zcg${process.pid % 100000}`;
         sh("ip", ["tuntap", "add", "dev", tap, "mode", "tap"]);
-
-        c = CephTestCluster.create();
-        const devs = [c.loop("osd-a", 3072), c.loop("osd-b", 3072)];
-        plan = await CephPlan.plan({
-            storage: FS,
-            hosts: { "zc-node-1": [devs[0]], "zc-node-2": [devs[1]] },
-            wipeStorage: "wipe-fs",
-            wipeHosts: { "zc-node-3": ["/dev/disk/by-id/zc-cephcsi-unused"] },
-            kubeContext: "cephcsi-tier",
+        const booting = bootGuests([{ name: NODE, rebootable: true, taps: [tap], shares: [{ tag: "cephimage", path: tierRoot() }] }]);
+        booting.catch(() => undefined); // awaited below; a failure there is the one reported
+        rig = await bootCephCsi(bin, [], {
+            confOverrides: { public_addr: NET.host },
+            // The tap into the cluster's namespace (once QEMU holds it), with the address its daemons bind to.
+            afterBoot: async (cluster) => {
+                vms = await booting;
+                sh("ip", ["link", "set", tap, "netns", String(cluster.nsTarget)]);
+                sh("nsenter", ["-t", String(cluster.nsTarget), "-n", "sh", "-c", 'ip addr add "$1" dev "$2" && ip link set "$2" up', "net", `${NET.host}/${NET.prefix}`, tap]);
+            },
         });
-        c.confOverrides = { public_addr: NET.host };
-        const cluster = c;
-        [vms] = await Promise.all([
-            bootGuests([{ name: NODE, rebootable: true, taps: [tap], shares: [{ tag: "cephimage", path: cluster.root }] }]),
-            cluster.boot(plan),
-        ]);
+        c = rig.c;
+        plan = rig.plan;
+        if (!vms) vms = await booting;
         g = vms.get(NODE);
-        // The tap into the cluster's namespace, with the address its daemons bind to.
-        sh("ip", ["link", "set", tap, "netns", String(c.nsTarget)]);
-        sh("nsenter", ["-t", String(c.nsTarget), "-n", "sh", "-c", 'ip addr add "$1" dev "$2" && ip link set "$2" up', "net", `${NET.host}/${NET.prefix}`, tap]);
+        controller = await rig.startPlugin(rig.provisionerPod(), "provisioner", NODES[0]);
+        secretsFile = path.join(work, "csi-secret");
+        fs.writeFileSync(secretsFile, Object.entries(csiSecretData(csiCephUser, c.key("csi"))).map(([k, v]) => `${k}=${v}`).join("\n") + "\n", { mode: 0o600 });
 
         // The node's own configuration, as a real node has it at every boot: its network to the
         // cluster, the kubelet's directories, the image's binary in the runtime's store.
@@ -152,27 +148,17 @@ describe("drivers-prebuilt: ceph-csi's CephFS node plugin in a guest that reboot
         await g.check("mkdir -p /var/lib/kubelet/pods /var/lib/kubelet/plugins /var/lib/kubelet/plugins_registry /opt/zc-image");
         await copyIntoGuest(g, path.dirname(bin), [path.basename(bin)], "/opt/zc-image");
         if (path.basename(bin) !== "cephcsi") await g.check(`mv /opt/zc-image/${path.basename(bin)} /opt/zc-image/cephcsi`);
-
-        // The cluster, by the planned containers, then the provisioner pod here.
-        await bringUpCephFs(c, plan, FS);
-        await cephCsiFiles(c, plan, DRIVER);
-        fs.mkdirSync(path.join(c.tmp, "bin"));
-        fs.copyFileSync(bin, path.join(c.tmp, "bin", "cephcsi"));
-        fs.chmodSync(path.join(c.tmp, "bin", "cephcsi"), 0o755);
-        controller = await startCephCsiPlugin(c, path.join(c.tmp, "bin", "cephcsi"), renderedPod(plan, `${DRIVER}-provisioner`, "kubernetes:apps/v1:Deployment"), "provisioner", "zc-node-1", "/usr/local/bin:/usr/bin:/bin");
-        secretsFile = path.join(work, "csi-secret");
-        fs.writeFileSync(secretsFile, Object.entries(csiSecretData(csiCephUser, c.key("csi"))).map(([k, v]) => `${k}=${v}`).join("\n") + "\n", { mode: 0o600 });
     });
 
     after(async () => {
         for (const f of forwards) f.kill();
         if (vms) {
-            process.stderr.write(`--- node plugin (guest, last lines)\n${(await g.run(`tail -n 20 ${podDir}/log`).catch(() => ({ stdout: "" }))).stdout}\n`);
+            if (g) process.stderr.write(`--- node plugin (guest, last lines)\n${(await g.run(`tail -n 20 ${podDir}/log`).catch(() => ({ stdout: "" }))).stdout}\n`);
             await vms.close();
         }
-        if (c) {
-            process.stderr.write(`--- provisioner (last lines)\n${c.daemonLog("cephcsi-provisioner").split("\n").slice(-10).join("\n")}\n`);
-            await c.stop();
+        if (rig) {
+            process.stderr.write(`--- provisioner (last lines)\n${rig.c.daemonLog("cephcsi-provisioner").split("\n").slice(-10).join("\n")}\n`);
+            await rig.c.stop();
         }
         if (tap) execFile("ip", ["link", "del", tap], () => undefined); // gone with the namespace when it was moved
         if (work) fs.rmSync(work, { recursive: true, force: true });

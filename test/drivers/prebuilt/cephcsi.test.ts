@@ -21,47 +21,14 @@ import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, waitFor } from "../../ceph/cluster";
-import { RenderedPod, bringUpCephFs, cephCsiFiles, ok, renderedPod, show, startCephCsiPlugin } from "../cephFs";
+import { CephTestCluster, waitFor } from "../../ceph/cluster";
 import { CephPlan } from "../../ceph/planned";
 import { csiCephUser } from "../../../components/cephfs/cluster";
 import { csiSecretData } from "../../../components/cephfs/csi";
 import { csiCallProgram, driverCacheRoot } from "../programs";
+import { CephCsiRig, DRIVER, FS, GiB, NODES, bootCephCsi, ok, show } from "./cephCsiRig";
 
-const FS = "shared-fs";
-const NODES = ["zc-node-1", "zc-node-2"];
-const DRIVER = "ceph-csi-cephfs";
-const GiB = 1 << 30;
 const csiSanityVersion = "5.6.0";
-/**
- * The plugins' PATH: the image's, less the sbin directories. This machine's kernel has no ceph
- * module, so ceph-csi's kernel mounter (picked whenever `mount.ceph` runs) would fail at
- * `modprobe ceph`; without mount.ceph on its PATH the node plugin loads only its FUSE mounter.
- */
-const pluginPath = "/usr/local/bin:/usr/bin:/bin";
-/**
- * ceph-csi's FUSE mounter always passes `-o nonempty`, a libfuse 2 option; the chroot's ceph-fuse
- * 20.2.4 is built on libfuse3, which refuses it ("fuse: unknown option(s): `-o nonempty'") and
- * mounts over a non-empty directory anyway. The node plugin finds this wrapper first on its PATH:
- * it drops that one option and runs the real ceph-fuse with everything else unchanged.
- */
-const fuseWrapper = `#!/bin/sh
-set -eu
-o=0
-for a in "$@"; do
-    shift
-    if [ "$o" = 1 ]; then
-        o=0
-        v=$(printf '%s' "$a" | sed -e 's/^nonempty,//' -e 's/,nonempty//g' -e 's/^nonempty$//')
-        if [ -n "$v" ]; then set -- "$@" -o "$v"; fi
-        continue
-    fi
-    if [ "$a" = "-o" ]; then o=1; continue; fi
-    set -- "$@" "$a"
-done
-exec /usr/bin/ceph-fuse "$@"
-`;
-
 /**
  * csi-sanity specs that fail on ceph-csi's own behaviour, whatever is rendered (checked against
  * the driver's log in the run recorded in docs/drivers.md); everything else must pass.
@@ -90,18 +57,11 @@ function sanitySummary(out: string): { ran: number; total: number; passed: numbe
 describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cluster", { timeout: 2_400_000 }, () => {
     let c: CephTestCluster;
     let plan: CephPlan;
+    let rig: CephCsiRig;
     let bin = "";
     const sockets: Record<string, string> = {};
-    const logs: string[] = [];
     let secretsFile = "";
     let parameters: Record<string, string> = {};
-
-    /** Runs a rendered csi-cephfsplugin container as a daemon in the namespace; returns its socket. */
-    async function startPlugin(pod: RenderedPod, podName: string, nodeName: string): Promise<string> {
-        const name = `cephcsi-${podName}`;
-        logs.push(name);
-        return startCephCsiPlugin(c, bin, pod, podName, nodeName, `${path.join(c.tmp, "fuse-bin")}:${pluginPath}`);
-    }
 
     /** One CSI call through csi-call in the namespace; the response as JSON. */
     async function csiCall(socket: string, call: string, flags: string[]): Promise<any> {
@@ -114,35 +74,11 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
         bin = process.env.ZCLOUD_CEPHCSI_BIN ?? "";
         if (!bin) throw new Error("ZCLOUD_CEPHCSI_BIN is not set: hand in a cephcsi binary built against the Ceph tier's libraries (docs/drivers.md, ceph-csi)");
         if (!fs.existsSync(bin)) throw new Error(`ZCLOUD_CEPHCSI_BIN=${bin} does not exist`);
-        const missing = missingPrerequisites();
-        if (missing.length > 0) throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
         const sanity = path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`, "csi-sanity");
         if (!fs.existsSync(sanity)) throw new Error(`${sanity} is missing: run sh test/drivers/build-drivers.sh`);
-
-        c = CephTestCluster.create();
-        const devs = [c.loop("osd-a", 3072), c.loop("osd-b", 3072)];
-        plan = await CephPlan.plan({
-            storage: FS,
-            hosts: { [NODES[0]]: [devs[0]], [NODES[1]]: [devs[1]] },
-            wipeStorage: "wipe-fs",
-            wipeHosts: { "zc-node-3": ["/dev/disk/by-id/zc-cephcsi-unused"] },
-            kubeContext: "cephcsi-tier",
-        });
-        await c.boot(plan);
-        // The programs the namespace runs: the handed-in cephcsi, csi-sanity and csi-call.
-        fs.mkdirSync(path.join(c.tmp, "bin"));
-        for (const [from, name] of [[bin, "cephcsi"], [sanity, "csi-sanity"], [csiCallProgram(), "csi-call"]]) {
-            fs.copyFileSync(from, path.join(c.tmp, "bin", name));
-            fs.chmodSync(path.join(c.tmp, "bin", name), 0o755);
-        }
-        bin = path.join(c.tmp, "bin", "cephcsi");
-        fs.mkdirSync(path.join(c.tmp, "fuse-bin"));
-        fs.writeFileSync(path.join(c.tmp, "fuse-bin", "ceph-fuse"), fuseWrapper, { mode: 0o755 });
-
-        // The Ceph tier's bring-up, by the planned containers.
-        await bringUpCephFs(c, plan, FS);
-
-        await cephCsiFiles(c, plan, DRIVER);
+        rig = await bootCephCsi(bin, [[sanity, "csi-sanity"], [csiCallProgram(), "csi-call"]]);
+        ({ c, plan } = rig);
+        // The Secret's keys for the calls (mode 0600).
         const sc = plan.resource(`${FS}-storageclass`, "kubernetes:storage.k8s.io/v1:StorageClass").inputs as { provisioner: string; parameters: Record<string, string> };
         assert.equal(sc.provisioner, "cephfs.csi.ceph.com");
         parameters = Object.fromEntries(Object.entries(sc.parameters).filter(([k]) => !k.startsWith("csi.storage.k8s.io/")));
@@ -151,13 +87,13 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
         secretsFile = path.join(c.tmp, "scratch", "csi-secret");
         fs.writeFileSync(secretsFile, Object.entries(secret).map(([k, v]) => `${k}=${v}`).join("\n") + "\n", { mode: 0o600 });
 
-        sockets.controller = await startPlugin(renderedPod(plan, `${DRIVER}-provisioner`, "kubernetes:apps/v1:Deployment"), "provisioner", NODES[0]);
-        sockets.node = await startPlugin(renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet"), "nodeplugin", NODES[0]);
+        sockets.controller = await rig.startPlugin(rig.provisionerPod(), "provisioner", NODES[0]);
+        sockets.node = await rig.startPlugin(rig.nodePluginPod(), "nodeplugin", NODES[0]);
     });
 
     after(async () => {
         if (!c) return;
-        for (const name of logs) process.stderr.write(`--- ${name} (last lines)\n${c.daemonLog(name).split("\n").slice(-15).join("\n")}\n`);
+        for (const name of rig.logs) process.stderr.write(`--- ${name} (last lines)\n${c.daemonLog(name).split("\n").slice(-15).join("\n")}\n`);
         await c.stop();
     });
 
@@ -301,7 +237,7 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
 
         // The kubelet starts the DaemonSet's pod again, then stages and publishes the pod's volume.
         const started = Date.now();
-        sockets.node = await startPlugin(renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet"), "nodeplugin", NODES[0]);
+        sockets.node = await rig.startPlugin(rig.nodePluginPod(), "nodeplugin", NODES[0]);
         await attach();
         process.stderr.write(`[cephcsi] node plugin restarted, volume staged and published again in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
         assert.match(ok(await c.exec(["findmnt", "-n", "-o", "FSTYPE", staging])).stdout, /^fuse\.ceph-fuse/);
