@@ -130,9 +130,12 @@ describe("an existing stack made by the program with inline scripts", () => {
         const diskCommands = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks`);
         // The admin pods: only their image (Squid -> Tentacle, test/plan/ceph-release-upgrade.test.ts).
         const admin = "ceph-shared-fs-admin";
-        assert.deepEqual(by("update"), [...daemons, ...drains, ...diskCommands, admin].sort());
+        // The ceph-csi provisioner: its plugin's --setmetadata (test/plan/cephcsi-setmetadata-upgrade.test.ts).
+        const csiProvisioner = "ceph-csi-cephfs-provisioner";
+        assert.deepEqual(by("update"), [...daemons, ...drains, ...diskCommands, admin, csiProvisioner].sort());
         assert.deepEqual(changes.find((c) => c.resource.name === admin)!.fields, ["spec.template.spec"]);
-        for (const c of changes.filter((c) => c.kind === "update" && !diskCommands.includes(c.resource.name) && c.resource.name !== admin)) {
+        assert.deepEqual(changes.find((c) => c.resource.name === csiProvisioner)!.fields, ["spec.template.spec"]);
+        for (const c of changes.filter((c) => c.kind === "update" && !diskCommands.includes(c.resource.name) && c.resource.name !== admin && c.resource.name !== csiProvisioner)) {
             const fields = c.resource.type === LOCAL ? ["delete", "environment"] : ["spec.template.metadata", "spec.template.spec"];
             assert.deepEqual(c.fields, fields, c.resource.name);
             assert.deepEqual(c.replaceBecause, [], c.resource.name);
