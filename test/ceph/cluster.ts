@@ -420,10 +420,17 @@ export class CephTestCluster {
         return Object.entries(plan.stack.hosts).flatMap(([node, devs]) => devs.map((d) => cephNames(plan.stack.storage).osd(node, d)));
     }
 
+    /**
+     * Settings of one test over TEST_CONF, set before boot(): e.g. `public_addr` on an address a
+     * guest reaches (the daemons other than the mon bind there, and the maps carry it).
+     */
+    confOverrides: Record<string, string> = {};
+
     /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */
     writeConf(file: string, fsid: string, plan: CephPlan = this.plan): void {
         const rendered = plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
-        fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, ...(this.keyBytes === 16 ? INSECURE_KEY_CONF : {}), run_dir: `${this.tmp}/run` }), { mode: 0o644 });
+        const test = { ...TEST_CONF, ...(this.keyBytes === 16 ? INSECURE_KEY_CONF : {}), ...this.confOverrides, run_dir: `${this.tmp}/run` };
+        fs.writeFileSync(file, mergeConf(rendered, test), { mode: 0o644 });
     }
 
     private async startHolder(): Promise<void> {

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, RunResult, missingPrerequisites, waitFor } from "../../ceph/cluster";
 import { CephPlan } from "../../ceph/planned";
+import { cephFsPluginContainer, downwardEnv, expandedArgs } from "../cephFs";
 
 export const FS = "shared-fs";
 export const NODES = ["zc-node-1", "zc-node-2"];
@@ -45,16 +46,16 @@ done
 exec /usr/bin/ceph-fuse "$@"
 `;
 
-interface RenderedContainer {
+export interface RenderedContainer {
     name: string;
     command?: string[];
     args: string[];
     env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-    volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+    volumeMounts: { name: string; mountPath: string; readOnly?: boolean; mountPropagation?: string }[];
 }
 export interface RenderedPod {
     containers: RenderedContainer[];
-    volumes: { name: string; configMap?: { name: string }; emptyDir?: object; hostPath?: { path: string } }[];
+    volumes: { name: string; configMap?: { name: string }; emptyDir?: object; hostPath?: { path: string; type?: string } }[];
 }
 
 export function show(r: RunResult): string {
@@ -69,7 +70,7 @@ export function ok(r: RunResult): RunResult {
 export function renderedPod(plan: CephPlan, name: string, type: string): RenderedPod {
     return (plan.resource(name, type).inputs as { spec: { template: { spec: RenderedPod } } }).spec.template.spec;
 }
-function configMapData(plan: CephPlan, name: string): { name: string; data: Record<string, string> } {
+export function configMapData(plan: CephPlan, name: string): { name: string; data: Record<string, string> } {
     const inputs = plan.resource(name, "kubernetes:core/v1:ConfigMap").inputs as { metadata: { name: string }; data: Record<string, string> };
     return { name: inputs.metadata.name, data: inputs.data };
 }
@@ -94,19 +95,26 @@ export interface CephCsiRig {
  * ceph-csi's files in place. `bin` is the handed-in cephcsi; `programs` are more programs the
  * namespace runs, copied to <tmp>/bin/<name>.
  */
-export async function bootCephCsi(bin: string, programs: [from: string, name: string][]): Promise<CephCsiRig> {
+export interface BootCephCsiOptions {
+    /** ceph.conf settings of this test over the tier's (CephTestCluster.confOverrides). */
+    confOverrides?: Record<string, string>;
+    /** Runs once the cluster's namespace exists, before any daemon starts (e.g. an interface moved into it). */
+    afterBoot?: (c: CephTestCluster) => Promise<void>;
+}
+
+export async function bootCephCsi(bin: string, programs: [from: string, name: string][], opts: BootCephCsiOptions = {}): Promise<CephCsiRig> {
     const missing = missingPrerequisites();
     if (missing.length > 0) throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
     const c = CephTestCluster.create();
     try {
-        return await bringUp(c, bin, programs);
+        return await bringUp(c, bin, programs, opts);
     } catch (e) {
         await c.stop();
         throw e;
     }
 }
 
-async function bringUp(c: CephTestCluster, bin: string, programs: [from: string, name: string][]): Promise<CephCsiRig> {
+async function bringUp(c: CephTestCluster, bin: string, programs: [from: string, name: string][], opts: BootCephCsiOptions): Promise<CephCsiRig> {
     const devs = [c.loop("osd-a", 3072), c.loop("osd-b", 3072)];
     const plan = await CephPlan.plan({
         storage: FS,
@@ -115,7 +123,9 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
         wipeHosts: { "zc-node-3": ["/dev/disk/by-id/zc-cephcsi-unused"] },
         kubeContext: "cephcsi-tier",
     });
+    c.confOverrides = opts.confOverrides ?? {};
     await c.boot(plan);
+    await opts.afterBoot?.(c);
     fs.mkdirSync(path.join(c.tmp, "bin"));
     for (const [from, name] of [[bin, "cephcsi"], ...programs]) {
         fs.copyFileSync(from, path.join(c.tmp, "bin", name));
@@ -160,28 +170,14 @@ async function bringUp(c: CephTestCluster, bin: string, programs: [from: string,
      * directory per pod, since both pods share this namespace; asserted to be the one rewrite.
      */
     async function startPlugin(pod: RenderedPod, podName: string, nodeName: string, socketDir?: string): Promise<string> {
-        const ctr = pod.containers.find((x) => x.name === "csi-cephfsplugin");
-        assert.ok(ctr, `${podName}: no csi-cephfsplugin container`);
-        // No command: the image's entrypoint, cephcsi, runs with the rendered args.
-        assert.equal(ctr.command, undefined, `${podName}: csi-cephfsplugin has a command`);
-        const env: Record<string, string> = {};
-        for (const e of ctr.env) {
-            const field = e.valueFrom?.fieldRef?.fieldPath;
-            if (e.value !== undefined) env[e.name] = e.value;
-            else if (field === "spec.nodeName") env[e.name] = nodeName;
-            else if (field === "metadata.namespace") env[e.name] = "zcloud-storage";
-            else throw new Error(`${podName}: env ${e.name} has no value the test can give`);
-        }
+        const ctr = cephFsPluginContainer(pod, podName);
+        const env = downwardEnv(ctr, podName, nodeName);
         const socketMount = ctr.volumeMounts.find((m) => m.name === "socket-dir");
         assert.ok(socketMount, `${podName}: no socket-dir mount`);
         const sockets = socketDir ?? path.join(c.tmp, "pods", podName) + socketMount.mountPath;
         fs.mkdirSync(sockets, { recursive: true });
         const rewrites: string[] = [];
-        const args = ctr.args.map((a) => {
-            const expanded = a.replace(/\$\((\w+)\)/g, (_, v: string) => {
-                assert.ok(env[v] !== undefined, `${podName}: $(${v}) is not in the container's env`);
-                return env[v];
-            });
+        const args = expandedArgs(ctr, env, podName).map((expanded) => {
             const m = /^(--endpoint=unix:\/\/)(.*)$/.exec(expanded);
             if (m && m[2].startsWith(socketMount.mountPath + "/")) {
                 rewrites.push(expanded);
