@@ -39,7 +39,7 @@ function sshSettings(model: StackModel): SshSettings | undefined {
     }
     return {
         ...ssh,
-        privateKey: pulumi.secret(ssh.privateKey),
+        privateKey: ssh.privateKey === undefined ? undefined : pulumi.secret(ssh.privateKey),
         bastion: ssh.bastion && {
             ...ssh.bastion,
             privateKey: ssh.bastion.privateKey === undefined ? undefined : pulumi.secret(ssh.bastion.privateKey),
