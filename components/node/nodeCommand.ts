@@ -37,6 +37,17 @@ export function needsSudo(ssh: SshSettings, node: NodeAddress): boolean {
     return sshUser(ssh, node) !== "root";
 }
 
+/**
+ * Why an `up` cannot log in with `ssh.agent: true`: no agent where pulumi runs (the provider reads
+ * the same SSH_AUTH_SOCK as the program). A preview connects nowhere, so it needs none.
+ */
+export function sshAgentProblem(agent: boolean, dryRun: boolean, env: NodeJS.ProcessEnv): string | undefined {
+    if (!agent || dryRun || env.SSH_AUTH_SOCK) {
+        return undefined;
+    }
+    return "is true, but SSH_AUTH_SOCK is not set where pulumi runs, so no node command could log in; start an agent holding the key (eval \"$(ssh-agent -s)\"; ssh-add <key file>) in the shell that runs pulumi up";
+}
+
 /** A connection's key field: the key as a secret, or none at all when the agent holds it. */
 function keyOf(key: pulumi.Input<string> | undefined): { privateKey?: pulumi.Output<string> } {
     return key === undefined ? {} : { privateKey: pulumi.secret(key) };

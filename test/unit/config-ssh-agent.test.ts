@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatIssue } from "../../components/config/errors";
 import { parseStackConfig } from "../../components/config/parse";
-import { nodeConnection } from "../../components/node/nodeCommand";
+import { nodeConnection, sshAgentProblem } from "../../components/node/nodeCommand";
 
 const nodes = { node1: { address: "10.0.0.11" } };
 const lvm = [{ name: "fast", hosts: { node1: ["/dev/sdb"] } }];
@@ -68,5 +68,20 @@ describe("nodeConnection in agent mode", () => {
     test("with a key: the connection carries it (as before)", () => {
         const c = nodeConnection({ ...ssh, privateKey: "k" }, "node1", nodes.node1);
         assert.equal("privateKey" in c, true);
+    });
+});
+
+describe("sshAgentProblem: an up in agent mode needs SSH_AUTH_SOCK", () => {
+    test("an up without an agent is refused with the fix", () => {
+        assert.equal(
+            sshAgentProblem(true, false, {}),
+            'is true, but SSH_AUTH_SOCK is not set where pulumi runs, so no node command could log in; start an agent holding the key (eval "$(ssh-agent -s)"; ssh-add <key file>) in the shell that runs pulumi up',
+        );
+    });
+
+    test("a preview needs no agent; an up with one passes; a key needs none", () => {
+        assert.equal(sshAgentProblem(true, true, {}), undefined);
+        assert.equal(sshAgentProblem(true, false, { SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1" }), undefined);
+        assert.equal(sshAgentProblem(false, false, {}), undefined);
     });
 });

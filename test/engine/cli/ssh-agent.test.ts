@@ -2,8 +2,8 @@
  * `ssh.agent: true` with the real CLI and @pulumi/command 1.2.1's provider: a stack applied with
  * `ssh.privateKey` moves to the agent with in-place updates of its node commands and script copies
  * only (nothing replaced, nothing released); the provider then signs with the key held by a real
- * ssh-agent (Debian's openssh-client) through SSH_AUTH_SOCK, which no input names; without the
- * agent it cannot log in. Prints the checkpoint bytes per node with the key and with the agent.
+ * ssh-agent (Debian's openssh-client) through SSH_AUTH_SOCK, which no input names; an up without
+ * an agent is refused before anything runs. Prints the checkpoint bytes per node with the key and with the agent.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -74,13 +74,25 @@ interface Checkpoint {
     compact: number;
     /** Compact bytes of the node's resources (URNs naming `-node1-`). */
     node1: number;
+    /** Of those: the registration stacks (`stackTrace`), their frame count, the disk command's stdout and stderr. */
+    frames: { bytes: number; count: number };
+    stdout: number;
+    stderr: number;
 }
 
 async function checkpoint(): Promise<Checkpoint> {
     const text = ok(await stack.pulumi(["stack", "export"]), "pulumi stack export").stdout;
     const doc = JSON.parse(text) as unknown;
-    const node1 = exportedResources(text).filter((r) => r.urn.includes("-node1-"));
-    return { indented: text.length, compact: JSON.stringify(doc).length, node1: node1.reduce((n, r) => n + JSON.stringify(r).length, 0) };
+    const node1 = exportedResources(text).filter((r) => r.urn.includes("-node1-")) as Array<{ urn: string; stackTrace?: unknown[]; outputs?: Record<string, unknown> }>;
+    const disks = node1.find((r) => r.urn.endsWith("-disks"));
+    return {
+        indented: text.length,
+        compact: JSON.stringify(doc).length,
+        node1: node1.reduce((n, r) => n + JSON.stringify(r).length, 0),
+        frames: { bytes: node1.reduce((n, r) => n + JSON.stringify(r.stackTrace ?? []).length, 0), count: node1.reduce((n, r) => n + (r.stackTrace ?? []).length, 0) },
+        stdout: String(disks?.outputs?.stdout ?? "").length,
+        stderr: String(disks?.outputs?.stderr ?? "").length,
+    };
 }
 
 /** The decrypted connection of every remote resource (`stack export --show-secrets`). */
@@ -117,11 +129,11 @@ test("a stack moves from ssh.privateKey to ssh.agent: in-place updates only, the
     const withAgent = await checkpoint();
     ok(await pulumi(["preview", "--expect-no-changes"], true), "pulumi preview --expect-no-changes");
 
-    // A change on node1: without the agent the provider has no key to log in with.
+    // A change on node1: without an agent the program refuses the up before anything runs.
     stack.write(values({ node1: [0, 1], node2: [0] }, true));
     const refused = await pulumi(["up", "--yes", "--skip-preview"], false);
     assert.notEqual(refused.code, 0);
-    assert.match(refused.output, /unable to authenticate/);
+    assert.match(refused.output, /ssh\.agent: is true, but SSH_AUTH_SOCK is not set where pulumi runs/);
     assert.deepEqual(vgDevices("node1"), [sandbox.nodes.node1.devices[0]], "nothing ran");
 
     ok(await pulumi(["up", "--yes", "--skip-preview"], true), "pulumi up (agent, node1 grows)");
@@ -139,6 +151,9 @@ test("a stack moves from ssh.privateKey to ssh.agent: in-place updates only, the
     const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(
         `ssh-agent checkpoint, 2 nodes: indented ${kib(withKey.indented)} -> ${kib(withAgent.indented)}, compact ${kib(withKey.compact)} -> ${kib(withAgent.compact)}; node1's resources compact ${kib(withKey.node1)} -> ${kib(withAgent.node1)}`,
+    );
+    console.log(
+        `node1's resources (agent): ${withAgent.frames.count} registration frames, ${withAgent.frames.bytes} bytes compact; disk command stdout ${withAgent.stdout} bytes, stderr ${withAgent.stderr} bytes`,
     );
     assert.ok(withAgent.node1 < withKey.node1 - 2000, `node1's resources shrink by the key's ciphertext (${withKey.node1} -> ${withAgent.node1})`);
 });
