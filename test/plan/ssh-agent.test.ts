@@ -60,9 +60,9 @@ describe("ssh.agent: true", () => {
         assert.deepEqual(shape(agentRun), shape(keyRun));
     });
 
-    test("key -> agent on an existing stack: each node command updated in place, nothing else", () => {
+    test("key -> agent on an existing stack: each node command and script copy updated in place, nothing else", () => {
         const changes = diffPlans(keyRun.resources, agentRun.resources);
-        const commands = remote(keyRun).filter((r) => r.type === "command:remote:Command").map((r) => r.name).sort();
+        const commands = remote(keyRun).map((r) => r.name).sort();
         assert.deepEqual(
             changes.map((c) => [c.kind, c.resource.name, c.fields, c.replaceBecause, c.connection]).sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
             commands.map((name) => ["update", name, ["connection"], [], ["connection: key private key -> ssh-agent"]]),

@@ -7,12 +7,12 @@ type Connection = Record<string, unknown>;
 const isMap = (v: unknown): v is Connection => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
- * A node command's SSH connection as the plan may show it. The SDK makes the whole connection one
+ * A node command's or script copy's SSH connection as the plan may show it. The SDK makes the whole connection one
  * secret ("[secret]" in the inputs, on both sides of every diff); the recorder's policy view has it
  * opened with the credentials (private keys, passwords) still hidden.
  */
 export function connectionOf(r: PlannedResource): Connection | undefined {
-    const c = isNodeCommand(r) ? r.policyInputs?.connection : undefined;
+    const c = isNodeCommand(r) || r.type === "command:remote:CopyToRemote" ? r.policyInputs?.connection : undefined;
     return isMap(c) ? c : undefined;
 }
 

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { EngineStack, Sandbox, StackValues, exportedResources, ok, previewOperations, privateKeyBody, sandboxValues, startSandbox } from "./engine";
+import { EngineStack, Sandbox, StackValues, exportedResources, ok, operationLines, planOperations, previewOperations, privateKeyBody, sandboxValues, startSandbox } from "./engine";
 
 const storage = "local-fast";
 const vg = `zcloud-${storage}`;
@@ -100,7 +100,16 @@ async function connections(): Promise<Array<[string, Record<string, unknown>]>> 
     const text = ok(await stack.pulumi(["stack", "export", "--show-secrets"]), "pulumi stack export --show-secrets").stdout;
     return exportedResources(text)
         .filter((r) => /command:remote:(Command|CopyToRemote)$/.test(r.type))
-        .map((r) => [r.urn, ((r as { inputs?: Record<string, unknown> }).inputs?.connection ?? {}) as Record<string, unknown>]);
+        .map((r) => [r.urn, revealed((r as { inputs?: Record<string, unknown> }).inputs?.connection)]);
+}
+
+/** A secret as `--show-secrets` exports it: the signature key and `plaintext`, the value's JSON. */
+function revealed(v: unknown): Record<string, unknown> {
+    const secret = v as { plaintext?: unknown } | undefined;
+    if (typeof secret?.plaintext !== "string") {
+        throw new Error(`not a revealed secret: ${JSON.stringify(v)}`);
+    }
+    return JSON.parse(secret.plaintext) as Record<string, unknown>;
 }
 
 test("a stack moves from ssh.privateKey to ssh.agent: in-place updates only, then applies through the agent", async () => {
@@ -115,11 +124,13 @@ test("a stack moves from ssh.privateKey to ssh.agent: in-place updates only, the
         assert.equal(typeof c.privateKey, "string", `${urn}: the key in the connection`);
     }
 
+    const keyFile = stack.snapshot("key");
     stack.write(values(two, true));
     assert.doesNotMatch(fs.readFileSync(stack.stackFile, "utf8"), /privateKey/);
     const preview = previewOperations(ok(await pulumi(["preview", "--json"], false), "pulumi preview (agent, no agent running)").stdout);
     const remote = keyed.map(([urn]) => `update ${urn}`).sort();
-    assert.deepEqual([...preview].map(([urn, op]) => `${op} ${urn}`).sort(), remote, "every remote command and copy updated in place, nothing else");
+    assert.deepEqual(operationLines(preview), remote, "every remote command and copy updated in place, nothing else");
+    assert.deepEqual(operationLines(await planOperations(stack.stackFile, keyFile)), remote, "npm run plan --diff lists what pulumi preview lists");
 
     ok(await pulumi(["up", "--yes", "--skip-preview"], true), "pulumi up (agent)");
     assert.deepEqual(vgDevices("node1"), [sandbox.nodes.node1.devices[0]], "the apply ran again: nothing on the disks changed");
