@@ -569,6 +569,24 @@ export class CephTestCluster {
             return "";
         }
     }
+    /**
+     * For a failure message: each daemon the test started (running, or how it ended), a mon's
+     * last `@rank(state)` and the last lines about elections, probing, sync and errors.
+     */
+    daemonSummary(lines = 6): string {
+        const dir = path.join(this.tmp, "log");
+        if (!fs.existsSync(dir)) return "";
+        const out: string[] = [];
+        for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".out")).sort()) {
+            const name = file.slice(0, -".out".length);
+            const child = this.daemons.get(name);
+            const log = this.daemonLog(name).split("\n");
+            const state = [...log.join("\n").matchAll(/\bmon\.\w+@-?\d+\((\w+)\)/g)].pop()?.[0];
+            const notable = log.filter((l) => /election|probing|synchroniz|leader|peon|error|fail|abort|refused/i.test(l) && !/^(audit|cluster) /.test(l)).slice(-lines);
+            out.push(`--- ${name}: ${child ? "running" : "not running"}${state ? `, last ${state}` : ""}`, ...notable.map((l) => `  ${l.slice(0, 240)}`));
+        }
+        return out.join("\n");
+    }
     renameDaemon(from: string, to: string): void {
         const child = this.daemons.get(from);
         if (!child) throw new Error(`${from} is not running`);

@@ -79,7 +79,12 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     /** Creation in the roll's order: each daemon (one host's OSDs) from its start to its gate passing. */
     const creation: [string, number][] = [];
     const figures: string[] = [];
-    const gate = (args: string[]) => c.script("ceph-gate", args);
+    /** A gate as rendered; the harness's bound is past the gate's own (--timeout), so the gate's message is what ends it. */
+    const gate = async (args: string[]) => {
+        const r = await c.script("ceph-gate", args, { timeoutMs: (GATE_TIMEOUT + 60) * 1000 });
+        // On a failure the daemons' states come with the gate's message (assertions print stdout).
+        return r.code === 0 ? r : { ...r, stdout: `${r.stdout}${c.daemonSummary()}\n` };
+    };
     const fsid = () => c.fsid;
     const osdOf = new Map<string, number>(); // OSD workload -> osd id
     /**
