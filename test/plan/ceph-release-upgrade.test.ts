@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
@@ -54,7 +54,7 @@ test(`${baseCommit} shipped Squid v19.2.4, this program ships Tentacle v20.2.4 i
 });
 
 test(`${baseCommit} -> now: the daemons and admin pods update in place (the image), the filesystem Job is replaced, the gates run again; keys and Secrets unchanged`, () => {
-    const changes = diffPlans(before_.resources, after_.resources);
+    const changes = upgradeDiff(before_.resources, after_.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     const oldSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-mon-init-"))!.name;
     const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);

@@ -10,7 +10,7 @@ import { formatIssue } from "../../components/config/errors";
 import { canonicalConfigKey, foldedKeyCollisions, parseFullConfig } from "../../components/config/namespaces";
 import { parseStackConfig } from "../../components/config/parse";
 import { readStackDocument } from "../../components/config/stackDocument";
-import { drainKubeTarget } from "../../components/cephfs/osds";
+import { drainKubeTarget } from "../../components/k8s/kubeTarget";
 import { parseConfigValue } from "../../components/config/load";
 import { loadBoundedYaml } from "../../components/config/yaml";
 
