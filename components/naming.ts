@@ -94,6 +94,8 @@ export function cephNames(storage: string) {
          * the OSD when the disk is still declared (cephfs-osd-remove.sh).
          */
         osd: (node: string, device: string) => `${base}-osd-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
+        /** The prepare Job of (node, device)'s OSD (osds.ts): the workload's name with `prep-`. */
+        osdPrepare: (node: string, device: string) => `${base}-osd-prep-${node}-${deviceSlug(device)}`.slice(0, 63).replace(/-+$/, ""),
         /** Host directory of the storage's daemon state. */
         hostDir: `/var/lib/zcloud/ceph/${storage}`,
     };

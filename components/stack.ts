@@ -7,7 +7,7 @@ import { storageNamespace } from "./k8s/namespace";
 import { lvmStorageType } from "./lvm/storageType";
 import { iscsiStorageType } from "./iscsi/storageType";
 import { nfsStorageType } from "./nfs/storageType";
-import { SshSettings } from "./node/nodeCommand";
+import { SshSettings, sshAgentProblem } from "./node/nodeCommand";
 import { isSecretConfigKey } from "./config/load";
 import { drainKubeTarget } from "./k8s/kubeTarget";
 import { DeployContext } from "./storageType";
@@ -41,7 +41,7 @@ function sshSettings(model: StackModel): SshSettings | undefined {
     }
     return {
         ...ssh,
-        privateKey: pulumi.secret(ssh.privateKey),
+        privateKey: ssh.privateKey === undefined ? undefined : pulumi.secret(ssh.privateKey),
         bastion: ssh.bastion && {
             ...ssh.bastion,
             privateKey: ssh.bastion.privateKey === undefined ? undefined : pulumi.secret(ssh.bastion.privateKey),
@@ -68,6 +68,10 @@ function checkTypes(model: StackModel): void {
  */
 export function deployStorages(model: StackModel, opts: pulumi.ComponentResourceOptions = {}): DeployedStorages {
     checkTypes(model);
+    const agentProblem = sshAgentProblem(model.ssh?.agent ?? false, pulumi.runtime.isDryRun(), process.env);
+    if (agentProblem) {
+        throw new ConfigValidationError([{ path: "ssh.agent", message: agentProblem }]);
+    }
     const external = model.sharedResources === "external";
     const namespace = external ? pulumi.output(model.namespace) : storageNamespace(model.namespace, opts).metadata.name;
     const ssh = sshSettings(model);

@@ -120,7 +120,10 @@ export class CephCsiDriver extends pulumi.ComponentResource {
                     {
                         name: "csi-cephfsplugin",
                         image: image(images.cephCsi),
-                        args: pluginArgs("--controllerserver=true"),
+                        // --setmetadata: the names csi-provisioner sends (--extra-create-metadata:
+                        // PVC, its namespace, PV) are kept on the subvolume; without it ceph-csi
+                        // drops them and `ceph fs subvolume metadata ls` cannot tell whose it is.
+                        args: [...pluginArgs("--controllerserver=true"), "--setmetadata=true"],
                         env: pluginEnv,
                         volumeMounts: [...socketMount, ...configMounts],
                         resources: { requests: { cpu: "10m", memory: "64Mi" } },

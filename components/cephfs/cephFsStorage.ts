@@ -62,6 +62,8 @@ export class CephFsStorage extends pulumi.ComponentResource {
     public readonly namespace: pulumi.Output<string>;
     public readonly fsid: pulumi.Output<string>;
     public readonly diskCommands: Record<string, command.remote.Command> = {};
+    /** Per `node:device`, the prepare Job of its OSD (outside the roll). */
+    public readonly prepares: Record<string, k8s.batch.v1.Job> = {};
     public readonly osds: Record<string, k8s.apps.v1.Deployment> = {};
     public readonly drains: Record<string, command.local.Command> = {};
     /** The roll's health gates by resource name (gates.ts: cephRollOrder). */
@@ -87,16 +89,20 @@ export class CephFsStorage extends pulumi.ComponentResource {
         const gates = new CephGates({ pods, admin, fsid: identity.fsid, kube, timeoutSeconds: args.gateTimeoutSeconds ?? 600 });
 
         const reports: Record<string, pulumi.Output<Array<{ declared: string; stable: string }>>> = {};
+        // The mons' quorum: the gate after the last mon (set by the roll below before any OSD
+        // step); the prepare Jobs start after it, outside the roll.
+        let quorum: pulumi.Resource[] = [];
         const nodeOsds = (node: string, after: pulumi.Resource[]): k8s.apps.v1.Deployment[] => {
             const devices = args.hosts[node];
             const address = args.nodes[node];
             if (!address) {
                 throw new Error(`CephFsStorage ${name}: node ${node} has no SSH address in nodes`);
             }
-            const part = cephNodeOsds({ pods, node, devices, address, ssh: args.ssh, fsid: identity.fsid, osdKeys, admin, after, wipe: args.wipe, kube, drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600 });
+            const part = cephNodeOsds({ pods, node, devices, address, ssh: args.ssh, fsid: identity.fsid, osdKeys, admin, after, prepareAfter: quorum, wipe: args.wipe, kube, drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600 });
             this.diskCommands[node] = part.disks;
             reports[node] = part.report;
             for (const device of devices) {
+                this.prepares[`${node}:${device}`] = part.prepares[device];
                 this.osds[`${node}:${device}`] = part.osds[device];
                 this.drains[`${node}:${device}`] = part.drains[device];
             }
@@ -107,16 +113,20 @@ export class CephFsStorage extends pulumi.ComponentResource {
         // update of what the pods carry restarts one daemon (one host's OSDs) at a time.
         const workloads: Record<string, pulumi.Resource> = {};
         const mdss: k8s.apps.v1.Deployment[] = [];
+        let afterMon = false;
         let previous: pulumi.Resource[] = [];
         for (const step of cephRollOrder(name, args.hosts)) {
             if (step.kind === "gate") {
                 const guarded = step.guards.flatMap((w) => (workloads[w] && !previous.includes(workloads[w]) ? [workloads[w]] : []));
                 previous = [(this.gates[step.name] = gates.gate(step, [...previous, ...guarded]))];
+                if (afterMon) quorum = previous;
+                afterMon = false;
                 continue;
             }
             const started =
                 step.daemon === "mon" ? [startMon(step.id, previous)] : step.daemon === "mgr" ? [startMgr(step.id, previous)] : step.daemon === "osd" ? nodeOsds(step.id, previous) : [startMds(step.id, previous)];
             step.workloads.forEach((w, i) => (workloads[w] = started[i]));
+            afterMon = step.daemon === "mon";
             if (step.daemon === "mds") mdss.push(...started);
             previous = started;
         }

@@ -11,7 +11,7 @@ import { nodeWipeArgs } from "../node/wipe";
 import { DeviceWipe } from "../config/model";
 import { deviceSlug } from "./cluster";
 import { CephAdminPods } from "./admin";
-import { CephPods, cephPaths } from "./pods";
+import { CephPods, Container, cephPaths, PodSpec, PodTemplate } from "./pods";
 import { cephScriptCommand, localScriptCommand } from "./scripts";
 
 export interface CephNodeOsdsArgs {
@@ -27,6 +27,11 @@ export interface CephNodeOsdsArgs {
     admin: CephAdminPods;
     /** What the node's OSDs start after: the roll's step before them (the host's ok-to-stop gate). */
     after: pulumi.Resource[];
+    /**
+     * What the node's prepare Jobs start after: the mons' quorum (the last mon's gate), never a
+     * step of the OSD roll, so every device of every node prepares at once on a creation.
+     */
+    prepareAfter: pulumi.Resource[];
     /** The storage's wipe setting; this node's share of it goes to the disk command. */
     wipe?: DeviceWipe;
     /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
@@ -42,7 +47,8 @@ export interface CephNodeOsds {
     disks: command.remote.Command;
     /** `declared -> stable` device names the disk command reported. */
     report: pulumi.Output<Array<{ declared: string; stable: string }>>;
-    /** Declared device -> its OSD workload and its drain. */
+    /** Declared device -> its prepare Job, its OSD workload and its drain. */
+    prepares: Record<string, k8s.batch.v1.Job>;
     osds: Record<string, k8s.apps.v1.Deployment>;
     drains: Record<string, command.local.Command>;
 }
@@ -52,7 +58,9 @@ export interface CephNodeOsds {
  * then one OSD workload per device, each with a drain resource whose delete drains, purges and
  * zaps the device before the OSD workload, the label and the disk command go. The disk command
  * and the label depend on nothing of another node (a failing node's disk command blocks no other
- * node's); the OSD workloads start after the host's ok-to-stop gate (the roll, gates.ts).
+ * node's); the OSD workloads start after the host's ok-to-stop gate (the roll, gates.ts) and
+ * after their device's prepare Job, which depends only on its node's disk command and label and
+ * on the mons' quorum: outside the roll, so a creation prepares every device at once.
  */
 export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
     const { pods, node, devices } = a;
@@ -73,14 +81,86 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
         pods.child,
     );
     const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices, kube: a.kube }, { ...pods.child, dependsOn: [disks] });
+    const prepares: Record<string, k8s.batch.v1.Job> = {};
     const osds: Record<string, k8s.apps.v1.Deployment> = {};
     const drains: Record<string, command.local.Command> = {};
     for (const device of devices) {
         const workload = pods.names.osd(node, device);
-        osds[device] = osdWorkload(a, device, workload, [disks, label, ...a.after]);
+        prepares[device] = osdPrepareJob(a, device, [disks, label, ...a.prepareAfter]);
+        osds[device] = osdWorkload(a, device, workload, [disks, label, prepares[device], ...a.after]);
         drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
     }
-    return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), osds, drains };
+    return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), prepares, osds, drains };
+}
+
+/** The host directory of the OSD devices' prepare locks (ceph-osd.sh od_lock's default), at the same path in the pods. */
+export const osdLockDir = "/run/zcloud/ceph-osd-locks";
+
+/**
+ * The pod of one device's OSD step: ceph-osd.sh `<action>` on the node, privileged, with the
+ * node's /dev and udev database, the bootstrap-osd key and the host's prepare locks. The OSD
+ * workload runs `run`, the prepare Job `prepare-only`: one prepare function, one lock.
+ */
+function osdPod(a: CephNodeOsdsArgs, device: string, action: "run" | "prepare-only", extra: Partial<PodSpec>, resources: Container["resources"]): PodTemplate {
+    const { pods, node } = a;
+    return pods.pod(
+        [
+            pods.keysVolume(a.osdKeys, ["bootstrap-osd"]),
+            hostPathVolume("dev", "/dev", "Directory"),
+            hostPathVolume("run-udev", "/run/udev", "DirectoryOrCreate"),
+            { name: "osd-data", emptyDir: {} },
+            hostPathVolume("osd-locks", osdLockDir, "DirectoryOrCreate"),
+        ],
+        {
+            nodeSelector: { "kubernetes.io/hostname": node, [storageLabelKey("cephfs")]: pods.storage },
+            priorityClassName: "system-node-critical",
+            ...extra,
+            containers: [
+                pods.container({
+                    name: action === "run" ? "osd" : "prepare",
+                    command: cephScriptCommand("ceph-osd.sh", [action, "--device", device, "--host", node]),
+                    securityContext: privileged,
+                    volumeMounts: [
+                        ...pods.keyedMounts,
+                        pods.scriptsMount,
+                        mount("dev", "/dev"),
+                        mount("run-udev", "/run/udev"),
+                        mount("osd-data", `${cephPaths.data}/osd`),
+                        mount("osd-locks", osdLockDir),
+                    ],
+                    resources,
+                }),
+            ],
+        },
+        ["ceph-osd.sh"],
+    );
+}
+
+/**
+ * The prepare Job of one declared device: `ceph-osd.sh prepare-only` on its node, after its
+ * node's disk command and label and the mons' quorum only (no gate of the OSD roll), so on a
+ * creation every device of every node prepares while the mgrs and the earlier hosts' OSDs come
+ * up; the device's OSD workload starts after it and finds its OSD prepared. A device already
+ * carrying this cluster's OSD is left untouched (an existing stack's Jobs do nothing). A Job
+ * runs once: its spec is ignored after creation (a new image or script set would replace it and
+ * prepare nothing new: the OSD pod prepares anyway), and its delete releases nothing (the drain
+ * does).
+ */
+function osdPrepareJob(a: CephNodeOsdsArgs, device: string, deps: pulumi.Resource[]): k8s.batch.v1.Job {
+    const { pods, node } = a;
+    const name = pods.names.osdPrepare(node, device);
+    const labels = { ...pods.labels("ceph-osd-prepare"), "storage.zcloud.io/ceph-osd-prepare": name };
+    return new k8s.batch.v1.Job(
+        nodeResourceName(pods.storage, node, `osd-${deviceSlug(device)}-prepare`),
+        {
+            metadata: { name, namespace: pods.namespace, labels },
+            spec: {
+                backoffLimit: 4,
+                template: pods.template(labels, osdPod(a, device, "prepare-only", { restartPolicy: "OnFailure" }, { requests: { cpu: "100m", memory: "512Mi" } })),
+            },
+        },
+        { ...pods.child, dependsOn: [...deps, ...pods.account.ready], ignoreChanges: ["spec"], customTimeouts: { create: "15m", update: "15m" } },
+    );
 }
 
 /**
@@ -90,28 +170,12 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
  * Deployment first.
  */
 function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): k8s.apps.v1.Deployment {
-    const { pods, node } = a;
+    const { pods } = a;
     return pods.single(
         workload,
         "ceph-osd",
         { ...pods.labels("ceph-osd"), "storage.zcloud.io/ceph-osd": workload },
-        pods.pod(
-            [pods.keysVolume(a.osdKeys, ["bootstrap-osd"]), hostPathVolume("dev", "/dev", "Directory"), hostPathVolume("run-udev", "/run/udev", "DirectoryOrCreate"), { name: "osd-data", emptyDir: {} }],
-            {
-                nodeSelector: { "kubernetes.io/hostname": node, [storageLabelKey("cephfs")]: pods.storage },
-                priorityClassName: "system-node-critical",
-                containers: [
-                    pods.container({
-                        name: "osd",
-                        command: cephScriptCommand("ceph-osd.sh", ["run", "--device", device, "--host", node]),
-                        securityContext: privileged,
-                        volumeMounts: [...pods.keyedMounts, pods.scriptsMount, mount("dev", "/dev"), mount("run-udev", "/run/udev"), mount("osd-data", `${cephPaths.data}/osd`)],
-                        resources: { requests: { cpu: "250m", memory: "2Gi" } },
-                    }),
-                ],
-            },
-            ["ceph-osd.sh"],
-        ),
+        osdPod(a, device, "run", {}, { requests: { cpu: "250m", memory: "2Gi" } }),
         deps,
         { deleteBeforeReplace: true },
     );
@@ -125,12 +189,13 @@ function osdWorkload(a: CephNodeOsdsArgs, device: string, workload: string, deps
  */
 function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: pulumi.Resource[]): command.local.Command {
     const { pods, node } = a;
-    // The drain reads its script sets from these ConfigMaps at delete time (its stub the local
+    // The drain reads its script sets and the library from these ConfigMaps at delete time (its stub the local
     // one, cephfs-osd-remove.sh the Ceph one); depending on them keeps them until the drain
     // itself is gone or updated (their names are in the delete string state holds).
     const script = pods.scriptSet("ceph-osd-drain.sh");
     const local = pods.scriptSet("cephfs-osd-remove.sh");
-    const removeArgs = (fsid: string, ns: string, scriptSet: string) => [
+    const library = pods.library();
+    const removeArgs = (fsid: string, ns: string, scriptSet: string, librarySet: string) => [
         "--namespace",
         ns,
         "--fsid",
@@ -151,6 +216,8 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         String(a.drainTimeoutSeconds),
         "--script-configmap",
         scriptSet,
+        "--library-configmap",
+        librarySet,
         ...drainKubeArgs(a.kube),
     ];
     return new command.local.Command(
@@ -158,13 +225,13 @@ function osdDrain(a: CephNodeOsdsArgs, device: string, workload: string, deps: p
         {
             // The fsid comes from state with the command: the drain acts on this cluster only.
             delete: pulumi
-                .all([a.fsid, pods.namespace, script.metadata.name, local.metadata.name])
-                .apply(([fsid, ns, scriptSet, localSet]) => localScriptCommand("cephfs-osd-remove.sh", localSet, removeArgs(fsid, ns, scriptSet))),
+                .all([a.fsid, pods.namespace, script.metadata.name, local.metadata.name, library.metadata.name])
+                .apply(([fsid, ns, scriptSet, localSet, librarySet]) => localScriptCommand("cephfs-osd-remove.sh", localSet, removeArgs(fsid, ns, scriptSet, librarySet))),
             ...(a.kube.kubeconfigContent ? { environment: { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(a.kube.kubeconfigContent) } } : {}),
         },
         {
             ...pods.child,
-            dependsOn: [...deps, script, local],
+            dependsOn: [...deps, script, local, library],
             customTimeouts: { delete: `${Math.ceil((3 * a.drainTimeoutSeconds) / 60) + 5}m` },
         },
     );

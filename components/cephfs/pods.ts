@@ -5,7 +5,7 @@ import { mount } from "../k8s/workloads";
 import { commonLabels } from "../naming";
 import { cephNames } from "./cluster";
 import { configHash, guardHash } from "./gates";
-import { CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, ScriptSetScript, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
+import { cephLibraryBundle, cephLibraryFile, cephLibraryName, CephScript, cephScriptBundle, cephScriptDir, cephScriptSetName, ScriptSetScript, scriptSetsAnnotation, scriptSetsValue } from "./scripts";
 
 export type Container = k8s.types.input.core.v1.Container;
 export type Volume = k8s.types.input.core.v1.Volume;
@@ -70,6 +70,7 @@ export class CephPods {
     private readonly image: string;
     private readonly confVolume: Volume;
     private readonly scriptSets = new Map<ScriptSetScript, k8s.core.v1.ConfigMap>();
+    private libraryMap: k8s.core.v1.ConfigMap | undefined;
     private readonly confHash: pulumi.Output<string>;
     private readonly keys: Record<CephKeyName, pulumi.Output<string>>;
     private readonly templates = new Map<string, k8s.types.input.core.v1.PodTemplateSpec>();
@@ -145,19 +146,25 @@ export class CephPods {
     scriptSet(script: ScriptSetScript): k8s.core.v1.ConfigMap {
         let cm = this.scriptSets.get(script);
         if (cm === undefined) {
-            const name = cephScriptSetName(this.storage, script);
-            cm = new k8s.core.v1.ConfigMap(
-                name,
-                {
-                    metadata: { name, namespace: this.namespace, labels: this.labels("ceph-scripts") },
-                    immutable: true,
-                    data: { [script]: cephScriptBundle(script).text },
-                },
-                this.child,
-            );
+            cm = this.immutableScripts(cephScriptSetName(this.storage, script), script, cephScriptBundle(script).text);
             this.scriptSets.set(script, cm);
         }
         return cm;
+    }
+
+    /**
+     * The immutable ConfigMap of the storage's shared library (lib.sh + ceph-lib.sh, key
+     * ceph-library.sh), made on first use: every Ceph set runs after it, so it travels once per
+     * storage, named by its id like a set (a changed library is a new ConfigMap and rolls the
+     * daemons, whose pods carry its hash).
+     */
+    library(): k8s.core.v1.ConfigMap {
+        this.libraryMap ??= this.immutableScripts(cephLibraryName(this.storage), cephLibraryFile, cephLibraryBundle().text);
+        return this.libraryMap;
+    }
+
+    private immutableScripts(name: string, key: string, text: string): k8s.core.v1.ConfigMap {
+        return new k8s.core.v1.ConfigMap(name, { metadata: { name, namespace: this.namespace, labels: this.labels("ceph-scripts") }, immutable: true, data: { [key]: text } }, this.child);
     }
 
     /** The `scripts` mount: the pod's script sets, read-only, at cephScriptDir. */
@@ -165,12 +172,13 @@ export class CephPods {
 
     /**
      * A pod template on the storage's account with the ceph.conf volume and `volumes`; with
-     * `scripts`, also the `scripts` volume (those sets' ConfigMaps, one file each) and their
-     * hashes as an annotation, so a changed set rolls the pod.
+     * `scripts`, also the `scripts` volume (the library's and those sets' ConfigMaps, one file
+     * each) and their hashes as an annotation, so a changed library or set rolls the pod.
      */
     pod(volumes: Volume[], extra: PodSpec, scripts: CephScript[] = []): PodTemplate {
+        const source = (cm: k8s.core.v1.ConfigMap, key: string) => ({ configMap: { name: cm.metadata.name, items: [{ key, path: key }] } });
         const scriptsVolume: Volume[] = scripts.length
-            ? [{ name: "scripts", projected: { defaultMode: 0o555, sources: scripts.map((s) => ({ configMap: { name: this.scriptSet(s).metadata.name, items: [{ key: s, path: s }] } })) } }]
+            ? [{ name: "scripts", projected: { defaultMode: 0o555, sources: [source(this.library(), cephLibraryFile), ...scripts.map((s) => source(this.scriptSet(s), s))] } }]
             : [];
         return {
             spec: {

@@ -53,11 +53,12 @@ export class CephGates {
             .map(([k, v]) => `${k}=${v}`)
             .join(",");
         const local = pods.scriptSet("cephfs-gate.sh");
+        const library = pods.library();
         const run = pulumi
-            .all([this.a.fsid, pods.namespace, script.metadata.name, local.metadata.name])
-            .apply(([fsid, ns, scriptSet, localSet]) =>
+            .all([this.a.fsid, pods.namespace, script.metadata.name, local.metadata.name, library.metadata.name])
+            .apply(([fsid, ns, scriptSet, localSet, librarySet]) =>
                 localScriptCommand("cephfs-gate.sh", localSet, [
-                    ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, ...drainKubeArgs(kube)],
+                    ...["--namespace", ns, "--admin-selector", selector, "--script-configmap", scriptSet, "--library-configmap", librarySet, ...drainKubeArgs(kube)],
                     ...(step.first ? ["--daemons", daemonSelector(pods.storage)] : []),
                     "--",
                     ...renderGateArgs(step.action, fsid, this.a.timeoutSeconds),
@@ -76,7 +77,7 @@ export class CephGates {
                     ...(kube.kubeconfigContent ? { ZCLOUD_DRAIN_KUBECONFIG: pulumi.secret(kube.kubeconfigContent) } : {}),
                 },
             },
-            { ...pods.child, dependsOn: [...deps, admin.daemonSet, script, local], customTimeouts: { create: minutes, update: minutes } },
+            { ...pods.child, dependsOn: [...deps, admin.daemonSet, script, local, library], customTimeouts: { create: minutes, update: minutes } },
         );
     }
 }

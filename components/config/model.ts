@@ -23,8 +23,13 @@ export interface BastionConfig {
 export interface SshConfig {
     user: string;
     port: number;
-    /** Secret. */
-    privateKey: string;
+    /** Secret. Absent when `agent` is true. */
+    privateKey?: string;
+    /**
+     * The key is in the ssh-agent of whoever runs pulumi (the provider reads SSH_AUTH_SOCK): no
+     * connection carries a private key. Exactly one of `privateKey` and `agent`.
+     */
+    agent: boolean;
     /** Node name -> pinned host public key (`ssh-ed25519 AAAA...`). */
     hostKeys: Record<string, string>;
     bastion?: BastionConfig;

@@ -98,9 +98,21 @@ export const sshWhenNodesAreUsed: Rule = (c, ctx) => {
     return [
         {
             path: "ssh",
-            message: `is required because ${users.join(", ")} storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key`,
+            message: `is required because ${users.join(", ")} storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)`,
         },
     ];
+};
+
+const keySources = "set exactly one of ssh.privateKey (the key as a Pulumi secret: pulumi config set --secret --path ssh.privateKey < key) and ssh.agent: true (the key in the ssh-agent of whoever runs pulumi)";
+
+/** The SSH key comes from exactly one place: the stack's secret, or the agent. */
+export const sshKeySource: Rule = (c) => {
+    if (!c.ssh || (c.ssh.privateKey !== undefined) !== c.ssh.agent) {
+        return [];
+    }
+    return c.ssh.agent
+        ? [{ path: "ssh.agent", message: `is true and ssh.privateKey is set too; ${keySources}` }]
+        : [{ path: "ssh.privateKey", message: `is required unless ssh.agent is true; ${keySources}` }];
 };
 
 /** A device is claimed once per node across all storages, and never twice in one list. */
@@ -330,6 +342,7 @@ export const allRules: readonly Rule[] = [
     nodeNames,
     knownNodes,
     sshWhenNodesAreUsed,
+    sshKeySource,
     devicesClaimedOnce,
     iscsiLunsClaimedOnce,
     sharedDevicesClaimedOnce,

@@ -115,7 +115,10 @@ const bastion = z.strictObject({
 export const sshSchema = z.strictObject({
     user: userName.default("root"),
     port: port.default(22),
-    privateKey: secretText,
+    /** The key as a Pulumi secret; or `agent: true` (rules.ts: exactly one of the two). */
+    privateKey: secretText.optional(),
+    /** The key is in the ssh-agent of whoever runs pulumi (SSH_AUTH_SOCK): no key in the state. */
+    agent: z.boolean({ error: "must be true (the key is in ssh-agent) or false" }).default(false),
     hostKeys: z.record(z.string(), sshPublicKey).default({}),
     bastion: bastion.optional(),
 });

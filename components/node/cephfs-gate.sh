@@ -1,5 +1,5 @@
 #!/bin/sh
-# cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name>
+# cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name> --library-configmap <name>
 #                [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env]
 #                [--daemons <selector>] -- <gate args>
 #
@@ -18,7 +18,7 @@
 set -eu
 
 gs_usage() {
-    printf 'usage: %s\n' "cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--daemons <selector>] -- <ceph-gate.sh args>" >&2
+    printf 'usage: %s\n' "cephfs-gate.sh --namespace <ns> --admin-selector <labels> --script-configmap <name> --library-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--daemons <selector>] -- <ceph-gate.sh args>" >&2
     exit 2
 }
 
@@ -27,7 +27,7 @@ gs_die() {
     exit "${2:-1}"
 }
 
-ck_ns='' ck_ctx='' ck_kcfg='' ck_kcfg_env=0 gs_admin='' gs_cm='' gs_subject='' gs_daemons=''
+ck_ns='' ck_ctx='' ck_kcfg='' ck_kcfg_env=0 gs_admin='' gs_cm='' gs_lib='' gs_subject='' gs_daemons=''
 while [ $# -gt 0 ]; do
     case $1 in
         --kubeconfig-from-env) ck_kcfg_env=1; shift; continue ;;
@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
         --namespace) ck_ns=$2 ;;
         --admin-selector) gs_admin=$2 ;;
         --script-configmap) gs_cm=$2 ;;
+        --library-configmap) gs_lib=$2 ;;
         --context) ck_ctx=$2 ;;
         --kubeconfig) ck_kcfg=$2 ;;
         --daemons) gs_daemons=$2 ;;
@@ -45,10 +46,10 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-for gs_v in "$ck_ns" "$gs_admin" "$gs_cm" "${1:-}"; do
+for gs_v in "$ck_ns" "$gs_admin" "$gs_cm" "$gs_lib" "${1:-}"; do
     [ -n "$gs_v" ] || gs_usage
 done
-case $gs_cm in *[!a-z0-9.-]*) gs_usage ;; esac
+case $gs_cm$gs_lib in *[!a-z0-9.-]*) gs_usage ;; esac
 gs_subject=$*
 gs_limit=600
 gs_prev=''
@@ -89,7 +90,7 @@ gs_no_daemon_runs() {
 
 ck_kube_target
 ! gs_no_daemon_runs || exit 0
-gs_script=$(ck_script_set "$gs_cm" ceph-gate.sh "the gate's") || exit $?
+gs_script=$(ck_ceph_set "$gs_cm" ceph-gate.sh "$gs_lib" "the gate's") || exit $?
 gs_deadline=$(($(date +%s) + gs_limit))
 gs_said=''
 while :; do

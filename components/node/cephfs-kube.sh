@@ -1,8 +1,8 @@
 #!/bin/sh
 # cephfs-kube.sh: what the local scripts that act through a CephFS storage's admin pods share
 # (the OSD drain, cephfs-osd-remove.sh; the health gates, cephfs-gate.sh): kubectl against the
-# cluster the stack's Kubernetes provider uses, and a Ceph script set read from its immutable
-# ConfigMap. Sourced (or prepended) by them; defines functions only.
+# cluster the stack's Kubernetes provider uses, and a Ceph script set read with the storage's
+# shared library from their immutable ConfigMaps. Sourced (or prepended) by them; defines functions only.
 # The caller sets ck_ns (namespace), ck_ctx (--context), ck_kcfg (--kubeconfig file),
 # ck_kcfg_env (1: the kubeconfig's content is in $ZCLOUD_DRAIN_KUBECONFIG), ck_unchanged (what
 # a refusal leaves unchanged, e.g. "nothing was drained or deleted") and defines
@@ -44,4 +44,26 @@ ck_script_set() {
         ck_die "cannot read $3 script set, ConfigMap $1 (see above); $ck_unchanged"
     [ -n "$ck_ss_text" ] || ck_die "ConfigMap $1 holds no $2; $ck_unchanged"
     printf '%s\n' "$ck_ss_text"
+}
+
+# ck_ceph_set CONFIGMAP SCRIPT LIBRARY WHOSE: prints what a Ceph script set runs as: the library
+# (ConfigMap LIBRARY, key ceph-library.sh), then the set SCRIPT of its ConfigMap, each checked
+# against the id its ConfigMap's name ends with (the first 12 hex digits of its sha256); a
+# missing, empty or altered one refuses.
+ck_ceph_set() {
+    ck_cs_lib=$(ck_script_set "$3" ceph-library.sh "$4 library") || exit $?
+    ck_cs_set=$(ck_script_set "$1" "$2" "$4") || exit $?
+    ck_checked "$3" "$ck_cs_lib" "$4 library"
+    ck_checked "$1" "$ck_cs_set" "$4"
+    printf '%s\n%s\n' "$ck_cs_lib" "$ck_cs_set"
+}
+
+# ck_checked CONFIGMAP TEXT WHOSE: refuses unless TEXT's sha256 starts with the id CONFIGMAP's
+# name ends with.
+ck_checked() {
+    ck_ck_sum=$(printf '%s\n' "$2" | { sha256sum 2>/dev/null || shasum -a 256; })
+    case $ck_ck_sum in
+        "${1##*-}"*) ;;
+        *) ck_die "ConfigMap $1 does not hold $3 script set ${1##*-} (altered); $ck_unchanged" ;;
+    esac
 }

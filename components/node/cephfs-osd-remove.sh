@@ -1,7 +1,7 @@
 #!/bin/sh
 # cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev>
 #                      --devices-annotation <key> --admin-selector <labels>
-#                      --osd-deployment <name> --osd-selector <labels> --script-configmap <name>
+#                      --osd-deployment <name> --osd-selector <labels> --script-configmap <name> --library-configmap <name>
 #                      [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]
 #
 # kubectl talks to the cluster the Kubernetes provider uses: --context and/or --kubeconfig (the
@@ -34,7 +34,7 @@
 set -eu
 
 rm_usage() {
-    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev> --devices-annotation <key> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> --script-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]" >&2
+    printf 'usage: %s\n' "cephfs-osd-remove.sh --namespace <ns> --fsid <fsid> --node <node> --device <dev> --devices-annotation <key> --admin-selector <labels> --osd-deployment <name> --osd-selector <labels> --script-configmap <name> --library-configmap <name> [--context <ctx>] [--kubeconfig <file> | --kubeconfig-from-env] [--timeout <s>]" >&2
     exit 2
 }
 
@@ -47,7 +47,7 @@ rm_die() {
     exit "${2:-1}"
 }
 
-rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_script_cm='' rm_script='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_timeout=600
+rm_ns='' rm_fsid='' rm_node='' rm_dev='' rm_annotation='' rm_admin='' rm_osd='' rm_osd_sel='' rm_script_cm='' rm_lib_cm='' rm_script='' rm_ctx='' rm_kcfg='' rm_kcfg_env=0 rm_timeout=600
 while [ $# -gt 0 ]; do
     if [ "$1" = --kubeconfig-from-env ]; then
         rm_kcfg_env=1
@@ -66,19 +66,20 @@ while [ $# -gt 0 ]; do
         --osd-deployment) rm_osd=$2 ;;
         --osd-selector) rm_osd_sel=$2 ;;
         --script-configmap) rm_script_cm=$2 ;;
+        --library-configmap) rm_lib_cm=$2 ;;
         --context) rm_ctx=$2 ;;
         --timeout) rm_timeout=$2 ;;
         *) rm_usage ;;
     esac
     shift 2
 done
-for rm_v in "$rm_ns" "$rm_fsid" "$rm_node" "$rm_dev" "$rm_annotation" "$rm_admin" "$rm_osd" "$rm_osd_sel" "$rm_script_cm"; do
+for rm_v in "$rm_ns" "$rm_fsid" "$rm_node" "$rm_dev" "$rm_annotation" "$rm_admin" "$rm_osd" "$rm_osd_sel" "$rm_script_cm" "$rm_lib_cm"; do
     [ -n "$rm_v" ] || rm_usage
 done
 case $rm_timeout in '' | *[!0-9]*) rm_usage ;; esac
 case $rm_fsid in *[!0-9a-f-]*) rm_usage ;; esac
 case $rm_annotation in *[!A-Za-z0-9./-]*) rm_usage ;; esac
-case $rm_script_cm in *[!a-z0-9.-]*) rm_usage ;; esac
+case $rm_script_cm$rm_lib_cm in *[!a-z0-9.-]*) rm_usage ;; esac
 rm_subject="$rm_node $rm_dev"
 
 # shellcheck source-path=SCRIPTDIR source=cephfs-kube.sh
@@ -95,7 +96,7 @@ rm_ceph() {
 }
 
 ck_kube_target
-rm_script=$(ck_script_set "$rm_script_cm" ceph-osd-drain.sh "the drain's") || exit $?
+rm_script=$(ck_ceph_set "$rm_script_cm" ceph-osd-drain.sh "$rm_lib_cm" "the drain's") || exit $?
 
 rm_pod=$(ck_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeName=$rm_node,status.phase=Running" \
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"

@@ -8,8 +8,13 @@ import { bundleAssetFile, bundleStagingPath } from "./shipped";
 export interface SshSettings {
     user: string;
     port: number;
-    /** Mark it secret (config `secure:` values are): it ends up in the command's connection. */
-    privateKey: pulumi.Input<string>;
+    /**
+     * Mark it secret (config `secure:` values are): it ends up in the command's connection.
+     * Undefined: the key is in ssh-agent (`ssh.agent: true`), and no connection carries a key; the
+     * provider of @pulumi/command 1.2.1 then signs with the agent at SSH_AUTH_SOCK of its own
+     * environment (the pulumi CLI's), never with a socket path kept in the state.
+     */
+    privateKey?: pulumi.Input<string>;
     /** Node name -> pinned host public key. Unpinned nodes accept any host key. */
     hostKeys?: Record<string, string>;
     bastion?: { host: string; port: number; user: string; privateKey?: pulumi.Input<string>; hostKey?: string };
@@ -31,13 +36,29 @@ export function needsSudo(ssh: SshSettings, node: NodeAddress): boolean {
     return sshUser(ssh, node) !== "root";
 }
 
+/**
+ * Why an `up` cannot log in with `ssh.agent: true`: no agent where pulumi runs (the provider reads
+ * the same SSH_AUTH_SOCK as the program). A preview connects nowhere, so it needs none.
+ */
+export function sshAgentProblem(agent: boolean, dryRun: boolean, env: NodeJS.ProcessEnv): string | undefined {
+    if (!agent || dryRun || env.SSH_AUTH_SOCK) {
+        return undefined;
+    }
+    return "is true, but SSH_AUTH_SOCK is not set where pulumi runs, so no node command could log in; start an agent holding the key (eval \"$(ssh-agent -s)\"; ssh-add <key file>) in the shell that runs pulumi up";
+}
+
+/** A connection's key field: the key as a secret, or none at all when the agent holds it. */
+function keyOf(key: pulumi.Input<string> | undefined): { privateKey?: pulumi.Output<string> } {
+    return key === undefined ? {} : { privateKey: pulumi.secret(key) };
+}
+
 export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAddress): command.types.input.remote.ConnectionArgs {
     const hostKey = ssh.hostKeys?.[nodeName];
     return {
         host: node.address,
         port: node.port ?? ssh.port,
         user: sshUser(ssh, node),
-        privateKey: pulumi.secret(ssh.privateKey),
+        ...keyOf(ssh.privateKey),
         dialErrorLimit: 5,
         perDialTimeout: 15,
         ...(hostKey ? { hostKey } : {}),
@@ -47,7 +68,7 @@ export function nodeConnection(ssh: SshSettings, nodeName: string, node: NodeAdd
                       host: ssh.bastion.host,
                       port: ssh.bastion.port,
                       user: ssh.bastion.user,
-                      privateKey: pulumi.secret(ssh.bastion.privateKey ?? ssh.privateKey),
+                      ...keyOf(ssh.bastion.privateKey ?? ssh.privateKey),
                       ...(ssh.bastion.hostKey ? { hostKey: ssh.bastion.hostKey } : {}),
                   },
               }

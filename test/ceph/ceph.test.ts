@@ -18,6 +18,7 @@ import { performCopies } from "../helpers/planned";
 import { cephScriptSetName, cephScriptText } from "../../components/cephfs/scripts";
 import { deviceSlug } from "../../components/cephfs/cluster";
 import { aesCsiKeyChecks } from "../../tools/status/evaluate";
+import { scriptArgv } from "../helpers/cephScripts";
 
 const FS = "shared-fs";
 /** The node's SSH user's home and bundle store: the test host stands in for the nodes. */
@@ -60,8 +61,8 @@ function onNode(command: string, stdin = ""): Promise<RunResult> {
 
 /** The planned OSD container with its action word replaced (`run` -> `prepare`). */
 function osdAction(c: PlannedContainer, action: string): PlannedContainer {
-    assert.deepEqual(c.command.slice(0, 3), ["sh", "/etc/zcloud/scripts/ceph-osd.sh", "run"], `${c.id}: sh <scripts volume>/ceph-osd.sh run ...`);
-    return { ...c, command: [...c.command.slice(0, 2), action, ...c.command.slice(3)] };
+    assert.deepEqual(scriptArgv(c.command).slice(0, 2), ["/etc/zcloud/scripts/ceph-osd.sh", "run"], `${c.id}: the runner, <scripts volume>/ceph-osd.sh, the hashes, run ...`);
+    return { ...c, command: [...c.command.slice(0, 6), action, ...c.command.slice(7)] };
 }
 /**
  * Health checks this single-host test cluster may show at the end: Ceph 20's reports of the CSI
@@ -186,11 +187,18 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
      * stub's read of the local script set (cephfs-osd-remove.sh's ConfigMap; undefined when it
      * made none), and `calls`, the others. `declared` is what the node's devices annotation holds
      * when the delete runs (the new config's list: Pulumi deletes last); undefined: the
-     * annotation cannot be read.
+     * annotation cannot be read. `tamper` edits the served ConfigMaps (<dir>/configmaps) first.
      */
-    async function removeOsd(key: string, node: string, declared: string | undefined, edit: (del: string) => string = (d) => d): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
+    async function removeOsd(
+        key: string,
+        node: string,
+        declared: string | undefined,
+        edit: (del: string) => string = (d) => d,
+        tamper: (dir: string) => void = () => undefined,
+    ): Promise<{ r: RunResult; local?: string[]; calls: string[][] }> {
         const drain = plan.drain(node, devices[key]);
         const { r, calls } = await runLocalCommand(edit(drain.delete), drain.environment, plan, (dir) => {
+            tamper(dir);
             if (declared !== undefined) fs.writeFileSync(path.join(dir, "nodes", node), declared);
             const pid = c.daemonPid(`osd.${key === "b" ? 1 : key === "c" ? 2 : 0}`);
             if (pid !== undefined) fs.writeFileSync(path.join(dir, "pods", osdWorkload[key]), String(pid));
@@ -257,7 +265,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // What the mon workload renders: the init's --mon is the Service ClusterIP that
         // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
         const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a", "--allow-aes-keys"]);
+        assert.deepEqual(scriptArgv(init.command), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", "--mon", `a=${c.monIp}`, "--initial", "a", "--allow-aes-keys"]);
         const mon = plan.container(`ceph-${FS}-mon-a`, "mon");
         assert.deepEqual(mon.command, ["ceph-mon", "--foreground", "--id", "a", "--setuser", "ceph", "--setgroup", "ceph", `--public-addr=${c.monIp}`, "--public-bind-addr=$(POD_IP)"]);
         assert.deepEqual(mon.env.find((e) => e.name === "POD_IP"), { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
@@ -318,10 +326,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     it("keyrings: Secret keys imported, daemon keys created, idempotent, a changed key refused", async () => {
         // the filesystem Job's csi-user container and the mgr/mds keyring init containers
         const csi = plan.container(`${FS}-filesystem`, "csi-user");
-        assert.deepEqual(csi.command.slice(1), ["/etc/zcloud/scripts/ceph-keyring.sh", "import", "client.csi", "csi", "--key-file", "/etc/zcloud/ceph-keys/csi", "--fs", FS]);
+        assert.deepEqual(scriptArgv(csi.command), ["/etc/zcloud/scripts/ceph-keyring.sh", "import", "client.csi", "csi", "--key-file", "/etc/zcloud/ceph-keys/csi", "--fs", FS]);
         const keyring = (type: "mgr" | "mds", id: string) => {
             const k = plan.container(`ceph-${FS}-${type}-${id}`, "keyring");
-            assert.deepEqual(k.command.slice(1), ["/etc/zcloud/scripts/ceph-keyring.sh", "daemon", type, id]);
+            assert.deepEqual(scriptArgv(k.command), ["/etc/zcloud/scripts/ceph-keyring.sh", "daemon", type, id]);
             return k;
         };
         const boot = ["import", "client.bootstrap-osd", "bootstrap-osd", "--key-file", c.keyFile("bootstrap-osd")];
@@ -379,7 +387,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         // the planned OSD workloads: sh -c '<scripts>' ceph-osd run --device <dev> --host <node>
         for (const [k, node] of [["a", NODE1], ["b", NODE2], ["c", NODE2]]) {
             const osd = plan.container(osdWorkload[k], "osd");
-            assert.deepEqual(osd.command.slice(1), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", devices[k], "--host", node]);
+            assert.deepEqual(scriptArgv(osd.command), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", devices[k], "--host", node]);
             const keyDir = c.containerEnv(osd).ZCLOUD_CEPH_KEYS;
             assert.deepEqual(fs.readdirSync(keyDir), ["bootstrap-osd"], "the OSD gets the bootstrap-osd key only");
             assert.equal(fs.readFileSync(path.join(keyDir, "bootstrap-osd"), "utf8").trim(), c.key("bootstrap-osd"));
@@ -418,7 +426,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
 
         // the filesystem Job: init container ceph-fs.sh apply, then the csi-user container
         const job = plan.container(`${FS}-filesystem`, "filesystem");
-        assert.deepEqual(job.command.slice(1), ["/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
+        assert.deepEqual(scriptArgv(job.command), ["/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
         const first = ok(await c.container(job, { timeoutMs: 240_000 }));
         assert.deepEqual(decisions(first.stdout), [
             "zcloud: shared-fs: replicas 2, min_size 1 for 2 host(s)",
@@ -496,8 +504,11 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 [
                     `create ${newWorkload}`,
                     `create ${FS}-${NODE1}-osd-${deviceSlug(alias)}-drain`,
+                    // and its prepare Job, which finds the disk's OSD and prepares nothing (docs/cephfs.md "Creation")
+                    `create ${FS}-${NODE1}-osd-${deviceSlug(alias)}-prepare`,
                     `delete ${osdWorkload.a}`,
                     `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-drain`,
+                    `delete ${FS}-${NODE1}-osd-${deviceSlug(devices.a)}-prepare`,
                     `update ${FS}-${NODE1}-disks`,
                     `update ${FS}-${NODE1}-label`,
                     // the host's gates guard its OSDs' templates: they run again around the change
@@ -562,8 +573,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 `zcloud: ${devices.a}: kept osd.0: same disk is declared as ${alias}`,
             ]);
             assert.equal(kept.r.stderr, "");
-            assert.deepEqual(kept.calls.map((call) => call[4]), ["get", "get", "exec", "get", "exec"], "script set, admin pod, cluster check, annotation, label: no drain, scale, purge or zap");
-            assert.deepEqual(kept.calls[4].slice(-4), ["cephfs-osd-id", devices.a, c.fsid, alias]);
+            assert.deepEqual(kept.calls.map((call) => call[4]), ["get", "get", "get", "exec", "get", "exec"], "library, script set, admin pod, cluster check, annotation, label: no drain, scale, purge or zap");
+            assert.deepEqual(kept.calls[5].slice(-4), ["cephfs-osd-id", devices.a, c.fsid, alias]);
             const dump = await c.cephJson<{ osds: { osd: number; up: number; in: number }[] }>(["osd", "dump"]);
             assert.deepEqual(dump.osds.map((o) => `osd.${o.osd} up=${o.up} in=${o.in}`), ["osd.0 up=1 in=1", "osd.1 up=1 in=1"]);
             ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.a]));
@@ -680,7 +691,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             `zcloud: cluster ${otherFsid}: refused: the admin pod's ceph.conf is of cluster ${c.fsid}, not this storage's cluster ${otherFsid}; nothing was changed`,
             `zcloud: ${NODE2} ${devices.b}: refused: the admin pod on ${NODE2} is not of this storage's cluster ${otherFsid} (see above); nothing was drained or deleted`,
         ]);
-        assert.equal(wrong.calls.length, 3, "the script set, get pods and the cluster check only");
+        assert.equal(wrong.calls.length, 4, "the library, the script set, get pods and the cluster check only");
         await osd1Untouched();
         // without the provider's context (or kubeconfig) the drain cannot know the cluster
         const unknown = await removeOsd("b", NODE2, devices.c, (d) => d.replace(` --context ${CONTEXT}`, ""));
@@ -704,14 +715,33 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         await osd1Untouched();
         // the drain's script set is gone from the cluster: the delete fails, nothing else is asked
         const missingSet = "ceph-x-scripts-osd-drain-000000000000";
-        assert.match(plan.drain(NODE2, devices.b).delete, / --script-configmap \S+ --context \S+$/);
-        const missing = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --script-configmap \S+( --context \S+)$/, ` --script-configmap ${missingSet}$1`));
+        assert.match(plan.drain(NODE2, devices.b).delete, / --script-configmap \S+ --library-configmap \S+ --context \S+$/);
+        const missing = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --script-configmap \S+( --library-configmap \S+ --context \S+)$/, ` --script-configmap ${missingSet}$1`));
         assert.equal(missing.r.code, 1, show(missing.r));
         assert.equal(
             missing.r.stderr,
             `Error from server (NotFound): configmaps "${missingSet}" not found\nzcloud: ${NODE2} ${devices.b}: refused: cannot read the drain's script set, ConfigMap ${missingSet} (see above); nothing was drained or deleted\n`,
         );
-        assert.deepEqual(missing.calls.map((call) => call.slice(4, 6)), [["get", "configmap"]]);
+        assert.deepEqual(missing.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"]]);
+        await osd1Untouched();
+        // the storage's shared library is gone, or altered (its text no longer the id its name
+        // ends with): the delete fails, nothing else is asked
+        const missingLibrary = "ceph-x-scripts-library-000000000000";
+        const noLibrary = await removeOsd("b", NODE2, devices.c, (d) => d.replace(/ --library-configmap \S+( --context \S+)$/, ` --library-configmap ${missingLibrary}$1`));
+        assert.equal(noLibrary.r.code, 1, show(noLibrary.r));
+        assert.equal(
+            noLibrary.r.stderr,
+            `Error from server (NotFound): configmaps "${missingLibrary}" not found\nzcloud: ${NODE2} ${devices.b}: refused: cannot read the drain's library script set, ConfigMap ${missingLibrary} (see above); nothing was drained or deleted\n`,
+        );
+        assert.deepEqual(noLibrary.calls.map((call) => call.slice(4, 6)), [["get", "configmap"]]);
+        const librarySet = / --library-configmap (\S+) --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        const altered = await removeOsd("b", NODE2, devices.c, (d) => d, (dir) => fs.appendFileSync(path.join(dir, "configmaps", librarySet, "ceph-library.sh"), "zc_log altered\n"));
+        assert.equal(altered.r.code, 1, show(altered.r));
+        assert.equal(
+            altered.r.stderr,
+            `zcloud: ${NODE2} ${devices.b}: refused: ConfigMap ${librarySet} does not hold the drain's library script set ${librarySet.slice(-12)} (altered); nothing was drained or deleted\n`,
+        );
+        assert.deepEqual(altered.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"]]);
         await osd1Untouched();
         // the node's devices annotation cannot be read (or is empty): a renamed disk cannot be
         // told from a removed one, so nothing is drained
@@ -726,8 +756,8 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
                 blind.r.stderr.split("\n").filter((l) => l.startsWith(subject)).join("\n"),
                 `${subject}refused: ${reason}, so cannot tell whether ${devices.b} is still declared under another name; nothing was drained or deleted`,
             );
-            assert.deepEqual(blind.calls.map((call) => call[4]), ["get", "get", "exec", "get"], "script set, admin pod, cluster check, node annotation; nothing after");
-            assert.deepEqual(blind.calls[3].slice(4), ["get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
+            assert.deepEqual(blind.calls.map((call) => call[4]), ["get", "get", "get", "exec", "get"], "library, script set, admin pod, cluster check, node annotation; nothing after");
+            assert.deepEqual(blind.calls[4].slice(4), ["get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
         }
         await osd1Untouched();
 
@@ -751,14 +781,15 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const adminSelector = Object.entries(admin.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
         const ctx = ["--context", CONTEXT, "--namespace", "zcloud-storage"];
         // the last arguments (the script's own usage text names the flag too)
-        const drainSet = / --script-configmap (\S+) --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
+        const drainSet = / --script-configmap (\S+) --library-configmap \S+ --context \S+$/.exec(plan.drain(NODE2, devices.b).delete)![1];
         assert.deepEqual(removal.local, [...ctx, "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-osd-remove\\.sh}"]);
-        assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
-        const calls = removal.calls.slice(1);
+        assert.deepEqual(removal.calls[0], [...ctx, "get", "configmap", librarySet, "--output", "jsonpath={.data.ceph-library\\.sh}"]);
+        assert.deepEqual(removal.calls[1], [...ctx, "get", "configmap", drainSet, "--output", "jsonpath={.data.ceph-osd-drain\\.sh}"]);
+        const calls = removal.calls.slice(2);
         const sorted = (sel: string) => sel.split(",").sort().join(",");
         assert.deepEqual([...calls[0].slice(0, 7), sorted(calls[0][7]), ...calls[0].slice(8)], [...ctx, "get", "pods", "--selector", sorted(adminSelector), "--field-selector", `spec.nodeName=${NODE2},status.phase=Running`, "--output", "jsonpath={.items[0].metadata.name}"]);
-        const drainScript = plan.scriptSets[drainSet]["ceph-osd-drain.sh"];
-        // the drain reads the set with $(kubectl get ...), which drops the text's final newline
+        // the library, then the set: each read with $(kubectl get ...), which drops the final newline
+        const drainScript = plan.scriptSets[librarySet]["ceph-library.sh"] + plan.scriptSets[drainSet]["ceph-osd-drain.sh"];
         const inPod = (...args: string[]) => [...ctx, "exec", ADMIN_POD, "--", "sh", "-c", drainScript.replace(/\n+$/, ""), "ceph-osd-drain", ...args, "--fsid", c.fsid];
         assert.deepEqual(calls[1], inPod("check"));
         assert.deepEqual(calls[2], [...ctx, "get", "node", NODE2, "--output", "jsonpath={.metadata.annotations.storage\\.zcloud\\.io/cephfs-devices}"]);
@@ -772,7 +803,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             inPod("purge", "--id", "1", "--timeout", "600"),
             inPod("zap", "--device", devices.b),
         ]);
-        assert.equal(drainScript, cephScriptText("ceph-osd-drain.sh"));
+        assert.equal(drainScript.replace(/\n+$/, ""), cephScriptText("ceph-osd-drain.sh"));
         let label = await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices.b]);
         assert.notEqual(label.code, 0, "no bluestore label left");
 
@@ -802,7 +833,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         assert.equal(unreadable.r.code, 1, show(unreadable.r));
         assert.match(unreadable.r.stderr, new RegExp(`${devices.b} has a bluestore label that ceph-bluestore-tool cannot read`));
         assert.match(unreadable.r.stderr, new RegExp(`^${subject}refused: cannot tell which OSD ${devices.b} holds \\(see above\\); nothing was drained or deleted$`, "m"));
-        assert.equal(unreadable.calls.length, 5, "no drain, scale or purge after the label lookup failed");
+        assert.equal(unreadable.calls.length, 6, "no drain, scale or purge after the label lookup failed");
         ok(await c.exec(["dd", "if=/dev/zero", `of=${devices.b}`, "bs=4096", "count=1", "conv=notrunc,fsync", "status=none"]));
 
         // the node's disk command may now let the device go (osd.2 on the other device still holds)
@@ -834,12 +865,12 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         c.writeConf(c.conf, c.fsid, grown);
         // mon a's init with the grown config: its store is left as it is
         const aInit = grown.container(`ceph-${FS}-mon-a`, "mon-init");
-        assert.deepEqual(aInit.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", ...mons]);
+        assert.deepEqual(scriptArgv(aInit.command), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", "a", ...mons]);
         assert.deepEqual(decisions(ok(await c.container(aInit)).stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
         const fixed = (id: string) => ["keyring", "zcloud-fsid"].map((f) => fs.readFileSync(path.join(c.dataDir, "mon", `ceph-${id}`, f), "utf8"));
         for (const id of ["b", "c"]) {
             const init = grown.container(`ceph-${FS}-mon-${id}`, "mon-init");
-            assert.deepEqual(init.command.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...mons]);
+            assert.deepEqual(scriptArgv(init.command), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...mons]);
             const joined = ok(await c.container(init));
             assert.deepEqual(decisions(joined.stdout), [
                 `zcloud: mon.${id}: a quorum of cluster ${c.fsid} answered; joining it`,
@@ -889,7 +920,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
             const run = await runLocalCommand(planned.create, planned.environment, from);
             assert.deepEqual(decisions(ok(run.r).stdout), [said], name);
             assert.deepEqual(run.calls[0], ["--context", CONTEXT, "--namespace", "zcloud-storage", "get", "configmap", localSet, "--output", "jsonpath={.data.cephfs-gate\\.sh}"], name);
-            assert.deepEqual(run.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"], ["get", "pods"], ["exec", ADMIN_POD]], name);
+            assert.deepEqual(run.calls.map((call) => call.slice(4, 6)), [["get", "configmap"], ["get", "configmap"], ["get", "configmap"], ["get", "pods"], ["exec", ADMIN_POD]], name);
         }
         // mon: a stopped mon fails the gate with its name, the quorum and the health detail; back, it passes
         assert.deepEqual(decisions(ok(await gate("mon-quorum", "--id", "c")).stdout), ["zcloud: mon.c: in the quorum"]);

@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { cephKey, cephKeyBytes, cephNames } from "../../components/cephfs/cluster";
 import { images } from "../../components/images";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { CephPlan, PlannedContainer, Volume } from "./planned";
 import { tierRoot } from "./release";
@@ -225,7 +226,8 @@ export class CephTestCluster {
                 const dir = { [`ceph-${this.plan.stack.storage}-keys`]: "keys", [`ceph-${this.plan.stack.storage}-osd-keys`]: "osd-keys" }[vol.secret.secretName];
                 if (!dir) throw new Error(`${c.id}: unexpected Secret ${vol.secret.secretName}`);
                 map.push([m.mountPath, this.projectSecret(c, path.join(this.tmp, dir), vol.secret)]);
-            } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev")) {
+            } else if (!(m.mountPath.startsWith("/var/lib/ceph/") || m.mountPath === "/dev" || m.mountPath === "/run/udev" || m.mountPath === osdLockDir)) {
+                // osdLockDir: the host's lock directory, the namespace's own /run (shared by every "pod")
                 throw new Error(`${c.id}: mount ${m.mountPath} has no place in the test`);
             }
         }
@@ -328,6 +330,21 @@ export class CephTestCluster {
         const argv = this.containerArgv(c);
         return this.exec(argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv, { env: { ...this.containerEnv(c), ...opts.env }, timeoutMs: opts.timeoutMs, record: true });
     }
+    /**
+     * Runs a planned container's command to its end with a /var/lib/ceph/bootstrap-osd of its
+     * own (a tmpfs in a mount namespace of its own), as a pod has its own container filesystem:
+     * so OSD prepares (ceph-osd.sh writes the bootstrap keyring where ceph-volume reads it) can
+     * run at once here, as on separate nodes.
+     */
+    containerOwnFs(c: PlannedContainer, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
+        const argv = this.containerArgv(c);
+        const pod = 'mkdir -p /var/lib/ceph/bootstrap-osd && mount -t tmpfs zc-pod /var/lib/ceph/bootstrap-osd && exec "$@"';
+        return this.exec(["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", pod, "pod", ...(argv[0] === "sh" ? ["/bin/sh", ...argv.slice(1)] : argv)], {
+            env: { ...this.containerEnv(c), ...opts.env },
+            timeoutMs: opts.timeoutMs,
+            record: true,
+        });
+    }
     /** Starts a planned container's command as a long-running daemon. */
     containerDaemon(name: string, c: PlannedContainer): ChildProcess {
         const argv = this.containerArgv(c);
@@ -403,10 +420,17 @@ export class CephTestCluster {
         return Object.entries(plan.stack.hosts).flatMap(([node, devs]) => devs.map((d) => cephNames(plan.stack.storage).osd(node, d)));
     }
 
+    /**
+     * Settings of one test over TEST_CONF, set before boot(): e.g. `public_addr` on an address a
+     * guest reaches (the daemons other than the mon bind there, and the maps carry it).
+     */
+    confOverrides: Record<string, string> = {};
+
     /** ceph.conf as the ConfigMap holds it (fsid replaced if asked), plus the test settings. */
     writeConf(file: string, fsid: string, plan: CephPlan = this.plan): void {
         const rendered = plan.conf.replace(/^fsid = .*$/m, `fsid = ${fsid}`);
-        fs.writeFileSync(file, mergeConf(rendered, { ...TEST_CONF, ...(this.keyBytes === 16 ? INSECURE_KEY_CONF : {}), run_dir: `${this.tmp}/run` }), { mode: 0o644 });
+        const test = { ...TEST_CONF, ...(this.keyBytes === 16 ? INSECURE_KEY_CONF : {}), ...this.confOverrides, run_dir: `${this.tmp}/run` };
+        fs.writeFileSync(file, mergeConf(rendered, test), { mode: 0o644 });
     }
 
     private async startHolder(): Promise<void> {
@@ -530,7 +554,7 @@ export class CephTestCluster {
     cephDaemon(type: "mon" | "mgr" | "mds", id: string): ChildProcess {
         return this.containerDaemon(`${type}.${id}`, this.plan.container(`ceph-${this.plan.stack.storage}-${type}-${id}`, type));
     }
-    /** The planned OSD workload's container: argv ["sh", "-c", <lib + ceph-lib + ceph-osd.sh>, "ceph-osd", "run", ...]. */
+    /** The planned OSD workload's container: argv ["sh", "-c", <runner>, "/etc/zcloud/scripts/ceph-osd.sh", <library sha256>, <set sha256>, "run", ...]. */
     osdDaemon(name: string, workload: string): ChildProcess {
         return this.containerDaemon(name, this.plan.container(workload, "osd"));
     }

@@ -4,7 +4,7 @@
 # have no API server to talk to. It answers only the calls they make, records every argv, and
 # plays Kubernetes' part against the test cluster:
 #   get configmap <name> --output jsonpath={.data.<key>\.sh} (ceph-osd-drain, cephfs-osd-remove,
-#                                       ceph-gate, cephfs-gate)
+#                                       ceph-gate, cephfs-gate, ceph-library)
 #                                    -> the content of $ZCLOUD_TEST_CONFIGMAPS/<name>/<key>.sh
 #                                       (the planned ConfigMap); none: NotFound, as the API says
 #   get pods ...                     -> the one admin pod, $ZCLOUD_TEST_ADMIN_POD
@@ -50,6 +50,7 @@ case "${1:-} ${2:-}" in
             "--output jsonpath={.data.cephfs-osd-remove\.sh}") key=cephfs-osd-remove.sh ;;
             "--output jsonpath={.data.ceph-gate\.sh}") key=ceph-gate.sh ;;
             "--output jsonpath={.data.cephfs-gate\.sh}") key=cephfs-gate.sh ;;
+            "--output jsonpath={.data.ceph-library\.sh}") key=ceph-library.sh ;;
             *) die "get configmap: unexpected $*" ;;
         esac
         [ -e "$ZCLOUD_TEST_CONFIGMAPS/$3/$key" ] || { echo "Error from server (NotFound): configmaps \"$3\" not found" >&2; exit 1; }

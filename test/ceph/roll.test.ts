@@ -1,7 +1,10 @@
 /**
  * Ceph tier, the gated roll: a three-host cluster (3 mons, mgrs a and b, 3 OSDs on three CRUSH
  * hosts, replicas 3, mds a and b) from the planned commands, created as `pulumi up` creates a new
- * storage: in the roll's order (cephRollSteps), each gate run as rendered, timed; then:
+ * storage: in the roll's order (cephRollSteps), each gate run as rendered, the OSD prepare Jobs
+ * started together once the plan's dependencies of each passed (the mons' quorum), each OSD after
+ * its Job, timed; a Job run again on a prepared device touches nothing, a held device lock makes
+ * a Job wait, bounded; then:
  * - roll-start on a real cluster: passes when healthy; with a mon stopped it refuses naming it;
  * - the OSD gates on their edges: `osd-ok-to-stop` refuses a host while another host's OSD is down
  *   (Ceph's reason, and that noout stays set), roll-start refuses naming the OSD, status reports
@@ -28,6 +31,8 @@ import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sl
 import { CephPlan, PlannedContainer } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
 import { cephRollSteps, CephRollStep } from "../../components/cephfs/gates";
+import { cephNames, deviceSlug } from "../../components/naming";
+import { osdLockDir } from "../../components/cephfs/osds";
 import { Kubectl, readCephHealth, readCephOsds } from "../../tools/status/cluster";
 import { aesCsiKeyChecks, cephOsdProblems, expectedCephWarning, osdFlagAdvice } from "../../tools/status/evaluate";
 
@@ -77,6 +82,11 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     const gate = (args: string[]) => c.script("ceph-gate", args);
     const fsid = () => c.fsid;
     const osdOf = new Map<string, number>(); // OSD workload -> osd id
+    /**
+     * Host index -> its OSD's id: the prepare Jobs run at once, so Ceph numbers the OSDs in the
+     * order their prepares reach `ceph osd new`, not by host.
+     */
+    const idOf: number[] = [];
 
     before(async () => {
         const missing = missingPrerequisites();
@@ -103,6 +113,24 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
 
     it("creates the cluster as pulumi up creates a new storage: the roll's order, each gate as rendered (3 mons, mgrs a and b, 3 OSDs on 3 CRUSH hosts, mds a and b, then the file system)", async () => {
         const steps = cephRollSteps({ storage: FS, fsid: fsid(), hosts: plan.stack.hosts, timeoutSeconds: GATE_TIMEOUT });
+        // The prepare Jobs, one per device, outside the roll: each starts once the gates it
+        // depends on in the plan passed (the mons' quorum: the last mon's gate, no host's gate),
+        // all at once; an OSD workload starts only after its Job succeeded (it depends on it).
+        const byUrn = new Map(plan.run.resources.map((r) => [r.urn, r]));
+        const jobsAfter = new Map<string, { workload: string; job: string }[]>();
+        for (const [node, devs] of Object.entries(plan.stack.hosts)) {
+            for (const d of devs) {
+                const job = plan.resource(`${FS}-${node}-osd-${deviceSlug(d)}-prepare`, "kubernetes:batch/v1:Job");
+                const deps = job.dependencies.map((u) => byUrn.get(u)!);
+                assert.deepEqual(deps.filter((r) => r.type === "command:local:Command").map((r) => r.name), [`${FS}-gate-mon-c`], job.name);
+                assert.ok(deps.some((r) => r.name === `${FS}-${node}-disks`) && deps.some((r) => r.name === `${FS}-${node}-label`), job.name);
+                const osd = plan.resource(cephNames(FS).osd(node, d), "kubernetes:apps/v1:Deployment");
+                assert.ok(osd.dependencies.includes(job.urn), `${osd.name} depends on ${job.name}`);
+                jobsAfter.set(`${FS}-gate-mon-c`, [...(jobsAfter.get(`${FS}-gate-mon-c`) ?? []), { workload: osd.name, job: job.name }]);
+            }
+        }
+        const jobRuns = new Map<string, Promise<RunResult & { done: number }>>();
+        const jobStart = new Map<string, number>();
         const t0 = Date.now();
         let phase = "";
         let p0 = t0;
@@ -119,6 +147,10 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
                 if (s.first) continue;
                 const r = await gate(s.args);
                 assert.equal(r.code, 0, `${s.name} (${s.args.join(" ")}): exit ${r.code}\n${r.stdout}${r.stderr}`);
+                for (const { workload, job } of jobsAfter.get(s.name) ?? []) {
+                    jobStart.set(workload, Date.now());
+                    jobRuns.set(workload, c.containerOwnFs(plan.container(job, "prepare"), { timeoutMs: 300_000 }).then((x) => ({ ...x, done: Date.now() })));
+                }
                 continue;
             }
             // A Deployment's create: its pod's init container, then the daemon (Pulumi waits for
@@ -127,8 +159,17 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             for (const w of s.workloads) {
                 if (s.daemon === "osd") {
                     const i = c.osdWorkloads().indexOf(w);
-                    c.osdDaemon(`osd.${i}`, w);
-                    osdOf.set(w, i);
+                    const job = jobRuns.get(w);
+                    assert.ok(job, `${w}: its prepare Job was started (after the mons' quorum)`);
+                    const j = await job;
+                    ok(j);
+                    assert.deepEqual(decisions(j.stdout).slice(0, 1), [`zcloud: ${plan.stack.hosts[NODES[i]][0]}: clean device; preparing a new OSD`]);
+                    const fact = new RegExp(`^zcloud-osd: ${plan.stack.hosts[NODES[i]][0]} (\\d+) [0-9a-f-]{36}$`, "m").exec(j.stdout);
+                    assert.ok(fact, j.stdout);
+                    idOf[i] = Number(fact[1]);
+                    figures.push(`prepare Job of ${w}: ${((j.done - jobStart.get(w)!) / 1000).toFixed(1)} s, done ${((j.done - t0) / 1000).toFixed(1)} s after the creation started; its OSD step began at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+                    c.osdDaemon(`osd.${idOf[i]}`, w);
+                    osdOf.set(w, idOf[i]);
                 } else {
                     ok(await c.container(plan.container(w, s.daemon === "mon" ? "mon-init" : "keyring")));
                     c.cephDaemon(s.daemon, s.id);
@@ -149,11 +190,43 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             return d.standbys.length === 1 && Object.values(d.filesystems[0]?.mdsmap.info ?? {}).some((i) => i.state === "up:active") ? true : undefined;
         });
         const tree = await c.cephJson<{ nodes: { name: string; type: string; children?: number[] }[] }>(["osd", "tree"]);
-        assert.deepEqual(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, n.children]).sort(), NODES.map((n, i) => [n, [i]]));
+        assert.deepEqual(tree.nodes.filter((n) => n.type === "host").map((n) => [n.name, n.children]).sort(), NODES.map((n, i) => [n, [idOf[i]]]));
+        assert.deepEqual([...idOf].sort(), [0, 1, 2]);
         const pools = await c.cephJson<{ pool_name: string; size: number; min_size: number }[]>(["osd", "pool", "ls", "detail"]);
         assert.deepEqual(pools.filter((p) => p.pool_name.startsWith(FS)).map((p) => [p.pool_name, p.size, p.min_size]).sort(), [[`${FS}-data`, 3, 2], [`${FS}-metadata`, 3, 2]]);
         // noout is set and cleared around the OSDs, as on any roll
         assert.deepEqual(await osdFlags(c), []);
+        // each OSD workload found its device prepared by its Job: it activated, prepared nothing
+        for (const [i, w] of c.osdWorkloads().entries()) {
+            const log = decisions(c.daemonLog(`osd.${idOf[i]}`));
+            assert.ok(log.some((l) => l.startsWith(`zcloud: ${devices[i]}: already osd.${idOf[i]} of this cluster (uuid `) && l.endsWith("); activating, not preparing")), `${w}: ${log.join("\n")}`);
+            assert.ok(!log.some((l) => l.includes("preparing a new OSD")), `${w} prepared: ${log.join("\n")}`);
+        }
+    });
+
+    it("a prepare Job on a device that carries this cluster's OSD (an existing stack's Job, or one run again) touches nothing; a Job waits for the device's lock, bounded", async () => {
+        const jobOf = (i: number) => plan.container(`${FS}-${NODES[i]}-osd-${deviceSlug(devices[i])}-prepare`, "prepare");
+        const osds = ok(await c.ceph(["osd", "ls"])).stdout;
+        const epoch = (await c.cephJson<{ epoch: number }>(["osd", "dump"])).epoch;
+        const label = ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout;
+        const again = await c.containerOwnFs(jobOf(0));
+        ok(again);
+        assert.deepEqual(decisions(again.stdout).map((l) => l.replace(/\(uuid [0-9a-f-]{36}\)/, "(uuid U)")), [`zcloud: ${devices[0]}: already osd.${idOf[0]} of this cluster (uuid U); nothing to prepare`]);
+        // no `ceph osd new`, no mkfs: the same OSDs, the same osdmap, the same label; osd.0 runs on
+        assert.equal(ok(await c.ceph(["osd", "ls"])).stdout, osds);
+        assert.equal((await c.cephJson<{ epoch: number }>(["osd", "dump"])).epoch, epoch);
+        assert.equal(ok(await c.exec(["ceph-bluestore-tool", "show-label", "--dev", devices[0]])).stdout, label);
+        assert.notEqual(c.daemonPid(`osd.${idOf[0]}`), undefined);
+        // the device's lock held (the OSD pod preparing it): the Job waits, then fails, deciding nothing
+        const lock = `${osdLockDir}/${path.basename(fs.realpathSync(devices[1]))}.lock`;
+        c.daemon("lock-holder", ["flock", lock, "sleep", "120"]);
+        await waitFor("the lock held", 10_000, async () => ((await c.exec(["flock", "-n", lock, "true"])).code === 1 ? true : undefined), 100);
+        const waited = await c.containerOwnFs(jobOf(1), { env: { ZCLOUD_CEPH_OSD_LOCK_WAIT: "2" } });
+        assert.equal(waited.code, 1, waited.stdout + waited.stderr);
+        assert.deepEqual(decisions(waited.stdout), [`zcloud: ${devices[1]}: another prepare of this device holds ${lock}; waiting (at most 2s)`]);
+        assert.deepEqual(waited.stderr.split("\n").filter((l) => l.startsWith("zcloud: ")), [`zcloud: ${devices[1]}: failed: ${lock} still held after 2s; not deciding`]);
+        await c.stopDaemon("lock-holder");
+        ok(await c.containerOwnFs(jobOf(1)));
     });
 
     it("roll-start on the real cluster: healthy, it passes; with mon b stopped it refuses naming it; b back, it passes", async () => {
@@ -178,8 +251,9 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
     it("osd-ok-to-stop refuses a host while another host's OSD is down (Ceph's reason); osd-up started while the OSD is down waits, and passes only after it is up and in with every PG active", async () => {
         const [w0] = c.osdWorkloads();
         ok(await gate(["noout", "set", "--fsid", fsid()]));
-        await c.stopDaemon("osd.0");
-        await waitFor("osd.0 down", 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
+        const [o0, o1] = idOf; // host 0's and host 1's OSD ids
+        await c.stopDaemon(`osd.${o0}`);
+        await waitFor(`osd.${o0} down`, 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
         // ok-to-stop reads the mgr's PG map: wait until every PG has peered without osd.0 (undersized)
         await waitFor("every PG undersized without osd.0", 60_000, async () => {
             const st = (await c.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"])).pg_summary;
@@ -188,13 +262,13 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // size 3, min_size 2: with zc-roll-1 down, stopping zc-roll-2 leaves one copy
         const refused = await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()]);
         assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd 1 would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted${NOOUT}$`, "m"));
+        assert.match(refused.stderr, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd ${o1} would make placement groups inactive: .*unsafe to stop osd\\(s\\) at this time \\(\\d+ PGs are or would become offline\\).* - not restarted${NOOUT}$`, "m"));
         assert.equal(decisions(refused.stdout).length, 0, refused.stdout);
         // a roll stopped here leaves noout set: roll-start (a next change's first gate) names the
         // down OSD and says noout stays set; status reports the flag with what to do
         const again = await gate(["roll-start", "--fsid", fsid(), "--timeout", "10"]);
         assert.equal(again.code, 1, again.stdout + again.stderr);
-        assert.match(again.stderr, new RegExp(`^zcloud: cluster ${fsid()}: refused: osd\\.0 \\(host ${NODES[0]}\\) down but in: .* no daemon was restarted${NOOUT}$`, "m"));
+        assert.match(again.stderr, new RegExp(`^zcloud: cluster ${fsid()}: refused: osd\\.${o0} \\(host ${NODES[0]}\\) down but in: .* no daemon was restarted${NOOUT}$`, "m"));
         const health = await readCephHealth(fakeKubectl(c), "zcloud-storage", "admin-0");
         assert.ok(!("error" in health), JSON.stringify(health));
         assert.deepEqual(health.flags, ["noout"]);
@@ -211,19 +285,19 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         await new Promise((r) => setTimeout(r, 6000));
         assert.equal(gateDone, undefined, `osd-up passed while osd.0 was down: ${out}`);
         const started = Date.now();
-        c.osdDaemon("osd.0", w0);
+        c.osdDaemon(`osd.${o0}`, w0);
         assert.equal(await exited, 0, out);
         assert.ok(gateDone! > started, "the gate passed after osd.0 was started");
-        assert.equal(decisions(out).at(-1), `zcloud: host ${NODES[0]}: osd 0 up and in, all placement groups active`);
+        assert.equal(decisions(out).at(-1), `zcloud: host ${NODES[0]}: osd ${o0} up and in, all placement groups active`);
         // when it passed, osd.0 is up and in and every PG active (as Ceph says right after)
         const dump = ok(await c.ceph(["osd", "dump"])).stdout;
-        assert.match(dump, /^osd\.0 up\s+in /m);
+        assert.match(dump, new RegExp(`^osd\\.${o0} up\\s+in `, "m"));
         const pg = await c.cephJson<{ pg_summary: { num_pgs: number; num_pg_by_state: { name: string; num: number }[] } }>(["pg", "stat"]);
         assert.equal(pg.pg_summary.num_pg_by_state.filter((s) => s.name.split("+").includes("active")).reduce((n, s) => n + s.num, 0), pg.pg_summary.num_pgs);
         // and whole: osd.0 back in every acting set, so the next host may stop right away (an
         // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
         assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
-        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd 1 ok to stop`]);
+        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd ${o1} ok to stop`]);
         // the roll goes on from where it stopped: the next host, then noout unset; the flag is gone
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
         assert.deepEqual(await osdFlags(c), []);
@@ -324,14 +398,15 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         let osds = await readCephOsds(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in osds), JSON.stringify(osds));
         assert.deepEqual(cephOsdProblems(osds), []);
-        await c.stopDaemon("osd.1");
-        await waitFor("osd.1 down", 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
+        const o1 = idOf[1];
+        await c.stopDaemon(`osd.${o1}`);
+        await waitFor(`osd.${o1} down`, 60_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 2 ? true : undefined));
         osds = await readCephOsds(kubectl, "zcloud-storage", "admin-0");
         assert.ok(!("error" in osds), JSON.stringify(osds));
         const kernel = path.basename(fs.realpathSync(devices[1]));
-        assert.deepEqual(cephOsdProblems(osds), [{ kind: "degraded", node: NODES[1], object: `osd.1 (${kernel})`, message: "down, in" }]);
-        c.osdDaemon("osd.1", c.osdWorkloads()[1]);
-        await waitFor("osd.1 up", 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
+        assert.deepEqual(cephOsdProblems(osds), [{ kind: "degraded", node: NODES[1], object: `osd.${o1} (${kernel})`, message: "down, in" }]);
+        c.osdDaemon(`osd.${o1}`, c.osdWorkloads()[1]);
+        await waitFor(`osd.${o1} up`, 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
     });
 
     it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {

@@ -67,11 +67,11 @@ test("keys: aes256 on: three 32-byte key resources created (not the CSI user's),
     }
 });
 
-test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-place updates; the one replace is the filesystem Job (a new image), the deletes the old mon-init and gate script sets`, () => {
+test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-place updates; the one replace is the filesystem Job (a new image), the deletes the old Ceph script sets (each set new since the library moved out of them: test/plan/ceph-library.test.ts)`, () => {
     const changes = upgradeDiff(oldPlain.resources, flagged.resources);
     assert.deepEqual(changes.filter((c) => c.kind === "replace").map((c) => c.resource.name), ["shared-fs-filesystem"]);
-    const oldSet = (set: string) => oldPlain.resources.find((r) => r.name.startsWith(`ceph-shared-fs-scripts-${set}-`))!.name;
-    assert.deepEqual(changes.filter((c) => c.kind === "delete").map((c) => c.resource.name).sort(), [oldSet("gate"), oldSet("mon-init")].sort());
+    const oldSet = (set: string) => oldPlain.resources.find((r) => new RegExp(`^ceph-shared-fs-scripts-${set}-[0-9a-f]{12}$`).test(r.name))!.name;
+    assert.deepEqual(changes.filter((c) => c.kind === "delete").map((c) => c.resource.name).sort(), ["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map(oldSet).sort());
     const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name);
     for (const e of entities) assert.ok(created.includes(`shared-fs-key-${e}-aes256`), e);
     assert.equal(changes.find((c) => c.resource.type.startsWith("random:") && c.kind !== "create"), undefined);

@@ -9,12 +9,15 @@
  * `--allow-aes-keys` (a new monmap's ciphers: it never touches an existing store). The keys,
  * Secrets (the CSI user's key stays AES-128), ceph.conf, disk
  * commands, labels, ceph-csi (v3.17.1) and the StorageClass do not change; nothing else is
- * replaced or deleted.
+ * replaced or deleted. The shared script library (lib.sh + ceph-lib.sh moved out of each Ceph
+ * set, test/plan/ceph-library.test.ts) rides on the same update of each pod template: a user
+ * moving from 3aac0da gets one gated roll, not two.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
+import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
@@ -56,27 +59,36 @@ test(`${baseCommit} shipped Squid v19.2.4, this program ships Tentacle v20.2.4 i
 test(`${baseCommit} -> now: the daemons and admin pods update in place (the image), the filesystem Job is replaced, the gates run again; keys and Secrets unchanged`, () => {
     const changes = upgradeDiff(before_.resources, after_.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
-    const oldSet = before_.resources.find((r) => r.name.startsWith("ceph-shared-fs-scripts-mon-init-"))!.name;
+    // every Ceph set: a new ConfigMap (the mon-init script changed; each set now without the
+    // library, which is one ConfigMap of its own), the old one deleted
+    const cephSets: CephScript[] = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"];
+    const oldSets = before_.resources.filter((r) => /^ceph-shared-fs-scripts-(fs|gate|keyring|mon-init|osd-drain|osd)-[0-9a-f]{12}$/.test(r.name)).map((r) => r.name);
+    assert.equal(oldSets.length, 6);
     const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
     assert.equal(gates.length, 1 + 3 + 2 + 2 + 3 * 2 + 2 * 2);
     const deployments = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6", "osd-node6-wwn-0x7"];
     assert.deepEqual(said, [
-        `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
-        `delete kubernetes:core/v1:ConfigMap ${oldSet}`,
+        `create kubernetes:core/v1:ConfigMap ${cephLibraryName("shared-fs")}`,
+        ...cephSets.map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f)}`),
+        ...oldSets.map((n) => `delete kubernetes:core/v1:ConfigMap ${n}`),
+        // the OSD prepare Jobs (test/plan/ceph-osd-prepare.test.ts)
+        ...["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `create kubernetes:batch/v1:Job shared-fs-${d}-prepare`),
         ...deployments.map((d) => `update kubernetes:apps/v1:Deployment ceph-shared-fs-${d} spec.template.metadata,spec.template.spec`),
         "update kubernetes:apps/v1:DaemonSet ceph-shared-fs-admin spec.template.spec",
-        "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.spec",
+        // (its template's sets' annotation too: the library)
+        "replace kubernetes:batch/v1:Job shared-fs-filesystem spec.template.metadata,spec.template.spec",
+        // the ceph-csi provisioner's --setmetadata (test/plan/cephcsi-setmetadata-upgrade.test.ts)
+        "update kubernetes:apps/v1:Deployment ceph-csi-cephfs-provisioner spec.template.spec",
         // the gates' and drains' local script sets, the gates' and drains' stubs (test/plan/ceph-roll.test.ts)
         ...["cephfs-gate.sh", "cephfs-osd-remove.sh"].map((f) => `create kubernetes:core/v1:ConfigMap ${cephScriptSetName("shared-fs", f as "cephfs-gate.sh" | "cephfs-osd-remove.sh")}`),
         ...gates.map((g) => `update command:local:Command ${g} create,environment.ZCLOUD_GATE_GUARDS,update`),
         ...["node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node6-osd-wwn-0x6", "node6-osd-wwn-0x7"].map((d) => `update command:local:Command shared-fs-${d}-drain delete`),
     ].sort());
     // Each updated workload: the old inputs with the image moved (and, for the mons, the
-    // mon-init set's name and hash annotation), nothing else. The daemons' key hash annotation
+    // mon-init step's --allow-aes-keys) and its sets moved to the library, nothing else. The daemons' key hash annotation
     // differs only under the offline plan's mock, which makes a key's bytes from its `length`
     // input (now 32): the engine keeps an existing key's bytes (`ignoreChanges: ["length"]`,
     // test/plan/cephfs-keys.test.ts), so a real `up` leaves that annotation as it is.
-    const sets = (inputs: any): string => inputs.spec?.template?.metadata?.annotations?.["storage.zcloud.io/script-sets"] ?? "";
     const withoutKeyHash = (inputs: any): any => {
         const copy = JSON.parse(JSON.stringify(inputs));
         delete copy.spec?.template?.metadata?.annotations?.["storage.zcloud.io/ceph-keys"];
@@ -84,12 +96,14 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
     };
     for (const c of changes.filter((x) => x.kind === "update" && x.resource.type.startsWith("kubernetes:apps/"))) {
         const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
-        const moved = JSON.stringify(withoutKeyHash(was.inputs))
+        const released = JSON.stringify(withoutKeyHash(was.inputs))
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
-            .replaceAll(oldSet, cephScriptSetName("shared-fs", "ceph-mon-init.sh"))
-            .replaceAll(sets(was.inputs) || "\0", sets(c.resource.inputs))
-            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]');
-        assert.equal(JSON.stringify(withoutKeyHash(c.resource.inputs)), moved, c.resource.name);
+            .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]')
+            .replace(/("--enableprofiling=false")\]/, c.resource.name === "ceph-csi-cephfs-provisioner" ? '$1,"--setmetadata=true"]' : "$1]");
+        // ... and, in the same update, its Ceph sets run after the library (movedToLibrary)
+        // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
+        const expected = withPrepareLocks(movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name);
+        assert.deepEqual(withoutKeyHash(c.resource.inputs), expected, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }
     // No key resource or Secret changes.

@@ -6,9 +6,10 @@ import * as path from "node:path";
 import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
-import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephLibraryName, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { scriptArgv } from "../helpers/cephScripts";
 
 /** The gate updates a change of one host's OSDs brings: that host's gates, noout and roll-start (they guard its templates). */
 const gatesAround = (node: string) => [
@@ -111,7 +112,7 @@ describe("CephFS graph", () => {
         assert.ok(Buffer.byteLength(del) < 2500, `the delete carries no script text: ${Buffer.byteLength(del)} bytes`);
         assert.match(del, /--osd-deployment ceph-shared-fs-osd-node5-wwn-0x6 /);
         assert.equal((drain.inputs as any).create, undefined, "nothing runs on create");
-        assert.match(del, / --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12}$/);
+        assert.match(del, / --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12} --library-configmap ceph-shared-fs-scripts-library-[0-9a-f]{12}$/);
     });
 
     test("mons and OSDs are pinned to their nodes; mons by name order, OSDs also need the label", () => {
@@ -119,7 +120,7 @@ describe("CephFS graph", () => {
         assert.deepEqual(mons, [{ "kubernetes.io/hostname": "node3" }, { "kubernetes.io/hostname": "node4" }, { "kubernetes.io/hostname": "node5" }]);
         const osd = named("ceph-shared-fs-osd-node4-wwn-0x4", DEPLOYMENT);
         assert.deepEqual(podSpec(osd).nodeSelector, { "kubernetes.io/hostname": "node4", "storage.zcloud.io/cephfs": "shared-fs" });
-        assert.deepEqual(podSpec(osd).containers[0].command.slice(1), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
+        assert.deepEqual(scriptArgv(podSpec(osd).containers[0].command), ["/etc/zcloud/scripts/ceph-osd.sh", "run", "--device", "/dev/disk/by-id/wwn-0x4", "--host", "node4"]);
         assert.equal((osd.inputs as any).spec.strategy.type, "Recreate");
         assert.equal((osd.inputs as any).spec.replicas, 1);
         const store = podSpec(named("ceph-shared-fs-mon-a", DEPLOYMENT)).volumes.find((v: any) => v.name === "mon-store");
@@ -143,7 +144,7 @@ describe("CephFS graph", () => {
         // every mon's init lists every mon of the config; only a, the first placed, is initial
         for (const id of ["a", "b", "c"]) {
             const init = podSpec(named(`ceph-shared-fs-mon-${id}`, DEPLOYMENT)).initContainers[0].command;
-            assert.deepEqual(init.slice(1), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a", "--allow-aes-keys"]);
+            assert.deepEqual(scriptArgv(init), ["/etc/zcloud/scripts/ceph-mon-init.sh", "--id", id, ...ips.flatMap((ip, i) => ["--mon", `${"abc"[i]}=${ip}`]), "--initial", "a", "--allow-aes-keys"]);
         }
         // mons of different nodes never wait on each other's rollout (b and c wait for a quorum
         // in their init step instead)
@@ -218,6 +219,9 @@ describe("CephFS graph", () => {
         }
         for (const osd of ["node3-wwn-0x3", "node4-wwn-0x4", "node5-wwn-0x5", "node5-wwn-0x6"]) {
             expected[`ceph-shared-fs-osd-${osd}/osd`] = keys("osd-keys:bootstrap-osd");
+            // its prepare Job: the same key, nothing more
+            const [node, dev] = osd.split(/-(.*)/);
+            expected[`shared-fs-${node}-osd-${dev}-prepare/prepare`] = keys("osd-keys:bootstrap-osd");
         }
         assert.deepEqual(mounted, expected);
     });
@@ -229,7 +233,7 @@ describe("CephFS graph", () => {
             return resourceNamed(r, "shared-fs-node3-osd-sdb-drain", LOCAL).inputs as any;
         };
         const none = await drainOf({});
-        assert.match(none.delete, / --timeout 600 --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12}$/, "no --context nor --kubeconfig after the last argument");
+        assert.match(none.delete, / --timeout 600 --script-configmap ceph-shared-fs-scripts-osd-drain-[0-9a-f]{12} --library-configmap ceph-shared-fs-scripts-library-[0-9a-f]{12}$/, "no --context nor --kubeconfig after the last argument");
         const ctx = await drainOf({ "kubernetes:context": "prod-admin" });
         assert.match(ctx.delete, / --context prod-admin$/);
         const file = await drainOf({ "kubernetes:context": "prod-admin", "kubernetes:kubeconfig": "/srv/kube/prod.yaml" });
@@ -244,7 +248,7 @@ describe("CephFS graph", () => {
         assert.deepEqual(evaluatePolicies(run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }))), []);
     });
 
-    test("adding a host adds exactly its disk command (and its script copy), label, OSD and drain (the filesystem Job re-checks the host count)", () => {
+    test("adding a host adds exactly its disk command (and its script copy), label, OSD, its prepare Job and drain (the filesystem Job re-checks the host count)", () => {
         const changes = diffPlans(run.resources, grown.resources);
         const created = changes.filter((c) => c.kind === "create").map((c) => c.resource.name).sort();
         assert.deepEqual(created, [
@@ -255,6 +259,7 @@ describe("CephFS graph", () => {
             "shared-fs-node6-disks-scripts",
             "shared-fs-node6-label",
             "shared-fs-node6-osd-wwn-0x7-drain",
+            "shared-fs-node6-osd-wwn-0x7-prepare",
         ]);
         const others = changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`);
         // The kubernetes provider replaces a Job whose template changed (it is immutable); the new
@@ -291,13 +296,15 @@ describe("CephFS graph", () => {
         }
     }
 
-    test("renaming a device path (kernel name to by-id) creates the new path's OSD and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
+    test("renaming a device path (kernel name to by-id) creates the new path's OSD, prepare Job and drain and deletes the old ones; the old drain's delete carries what the rename check needs", async () => {
         const { changes, old } = await planDiff({ ...threeHosts, node5: ["/dev/sdb", "/dev/sdc"] }, { ...threeHosts, node5: ["/dev/disk/by-id/wwn-0x5", "/dev/sdc"] });
         assert.deepEqual(changes, [
             "create ceph-shared-fs-osd-node5-wwn-0x5",
             "create shared-fs-node5-osd-wwn-0x5-drain",
+            "create shared-fs-node5-osd-wwn-0x5-prepare",
             "delete ceph-shared-fs-osd-node5-sdb",
             "delete shared-fs-node5-osd-sdb-drain",
+            "delete shared-fs-node5-osd-sdb-prepare",
             // node5's gates guard its OSDs' templates: they run again (nothing else of the roll).
             ...gatesAround("node5"),
             "update shared-fs-node5-disks",
@@ -318,17 +325,18 @@ describe("CephFS graph", () => {
             ...["cephfs-osd-remove", cephScriptSetName("shared-fs", "cephfs-osd-remove.sh"), cephScriptBundle("cephfs-osd-remove.sh").sha256, "--namespace", "zcloud-storage", "--fsid", fsid, "--node", "node5", "--device", "/dev/sdb"],
             ...["--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", sorted(adminSelector.join(","))],
             ...["--osd-deployment", "ceph-shared-fs-osd-node5-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-shared-fs-osd-node5-sdb", "--timeout", "600"],
-            ...["--script-configmap", cephScriptSetName("shared-fs", "ceph-osd-drain.sh")],
+            ...["--script-configmap", cephScriptSetName("shared-fs", "ceph-osd-drain.sh"), "--library-configmap", cephLibraryName("shared-fs")],
         ]);
         assert.ok(dependsOn(drain, resourceNamed(old, "shared-fs-node5-label")), "the drain goes before the label it reads");
     });
 
-    test("removing a device in the middle of a node's list deletes exactly that device's OSD and drain; the others do not change", async () => {
+    test("removing a device in the middle of a node's list deletes exactly that device's OSD, prepare Job and drain; the others do not change", async () => {
         const devs = ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x8"];
         const { changes } = await planDiff({ ...threeHosts, node5: devs }, { ...threeHosts, node5: [devs[0], devs[2]] });
         assert.deepEqual(changes, [
             "delete ceph-shared-fs-osd-node5-wwn-0x6",
             "delete shared-fs-node5-osd-wwn-0x6-drain",
+            "delete shared-fs-node5-osd-wwn-0x6-prepare",
             ...gatesAround("node5"),
             "update shared-fs-node5-disks",
             "update shared-fs-node5-label",

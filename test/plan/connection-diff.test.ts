@@ -52,20 +52,38 @@ const inPlace = `${pad}note: pulumi up updates this command in place: it runs th
 const moved = `${pad}note: if the new endpoint is another machine, its devices get prepared there and the old machine keeps its volume group and data as they are; to move a node's storage, remove the node from the storage first (its disks are released), then add it back.`;
 const node1 = `~  update                 local-fast-node1-disks  local-fast prepare node1 [${disk(1)}]: connection changed`;
 const node2 = `~  update                 local-fast-node2-disks  local-fast prepare node2 [${disk(2)}]: connection changed`;
+// The script copy to each node has the same connection: pulumi up updates it too (it copies nothing).
+const copyNote = `${pad}note: pulumi up updates this copy in place and copies nothing (the file it copied is unchanged).`;
+const copyLine = (n: number) => new RegExp(`^~  update {17}local-fast-node${n}-disks-scripts  local-fast copy script set [0-9a-f]{12} to node${n}: connection changed$`);
+/** The change block with each copy's header line checked against copyLine and replaced by `copy node<n>`. */
+function withCopies(block: string[]): string[] {
+    return block.map((l) => {
+        const n = /local-fast-node(\d)-disks-scripts /.exec(l)?.[1];
+        if (n === undefined) {
+            return l;
+        }
+        assert.match(l, copyLine(Number(n)));
+        return `copy node${n}`;
+    });
+}
 
 describe("npm run plan --diff: connection changes", () => {
     test("a new address and port of node1: an in-place update of its disk command, old -> new", async () => {
         const moved1 = stackFile("moved", pins, { ...nodes, node1: { address: "10.9.9.9", port: 2222 } });
         const r = await plan(moved1, "--diff", base);
         assert.equal(r.code, 0, r.stderr);
-        assert.deepEqual(changeBlock(r.stdout), [
+        assert.deepEqual(withCopies(changeBlock(r.stdout)), [
             node1,
             `${pad}connection: address 10.0.0.1 -> 10.9.9.9`,
             `${pad}connection: port 22 -> 2222`,
             inPlace,
             moved,
+            "copy node1",
+            `${pad}connection: address 10.0.0.1 -> 10.9.9.9`,
+            `${pad}connection: port 22 -> 2222`,
+            copyNote,
         ]);
-        assert.match(r.stdout, /^1 to update$/m);
+        assert.match(r.stdout, /^2 to update$/m);
     });
 
     test("a removed host-key pin and a new SSH user", async () => {
@@ -73,28 +91,35 @@ describe("npm run plan --diff: connection changes", () => {
         const r = await plan(changed, "--diff", base);
         assert.equal(r.code, 0, r.stderr);
         // A non-root user also runs the scripts through sudo: the commands' text changes too.
-        assert.deepEqual(changeBlock(r.stdout), [
+        assert.deepEqual(withCopies(changeBlock(r.stdout)), [
             node1.replace("connection changed", "connection, create, delete changed"),
             `${pad}connection: user root -> ops`,
             inPlace,
+            "copy node1",
+            `${pad}connection: user root -> ops`,
+            copyNote,
             node2,
             `${pad}connection: host key pin removed`,
             inPlace,
+            "copy node2",
+            `${pad}connection: host key pin removed`,
+            copyNote,
         ]);
-        assert.match(r.stdout, /^2 to update$/m);
+        assert.match(r.stdout, /^4 to update$/m);
     });
 
-    test("a bastion added shows on every node command; --json carries the same lines and no credential", async () => {
+    test("a bastion added shows on every node command and script copy; --json carries the same lines and no credential", async () => {
         const jumped = stackFile("jump", { ...pins, bastion: { host: "jump.example", user: "ops", hostKey: key(9), privateKey: { secure: "v1:bastion" } } }, nodes);
         const text = await plan(jumped, "--diff", base);
         assert.equal(text.code, 0, text.stderr);
-        assert.deepEqual(changeBlock(text.stdout), [node1, `${pad}connection: bastion added: ops@jump.example:22`, inPlace, moved, node2, `${pad}connection: bastion added: ops@jump.example:22`, inPlace, moved]);
+        const added = `${pad}connection: bastion added: ops@jump.example:22`;
+        assert.deepEqual(withCopies(changeBlock(text.stdout)), [node1, added, inPlace, moved, "copy node1", added, copyNote, node2, added, inPlace, moved, "copy node2", added, copyNote]);
         const json = await plan(jumped, "--diff", base, "--json");
         assert.equal(json.code, 0, json.stderr);
         const out = JSON.parse(json.stdout);
         assert.deepEqual(
             out.changes.map((c: { urn: string }) => ({ ...c, urn: c.urn.slice(c.urn.lastIndexOf("::") + 2) })).sort((a: { urn: string }, b: { urn: string }) => a.urn.localeCompare(b.urn)),
-            ["local-fast-node1-disks", "local-fast-node2-disks"].map((name) => ({
+            ["local-fast-node1-disks", "local-fast-node1-disks-scripts", "local-fast-node2-disks", "local-fast-node2-disks-scripts"].map((name) => ({
                 kind: "update",
                 urn: name,
                 fields: ["connection"],

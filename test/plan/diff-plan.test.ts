@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { plan } from "../helpers/planCli";
 import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
-import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephLibraryBundle, cephLibraryName, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { cephDiskScriptFiles } from "../../components/cephfs/osds";
 import { scriptBundle } from "../../components/node/bundle";
 
@@ -79,16 +79,18 @@ describe("--diff-plan", () => {
         // script-set part (the commands themselves are listed: their arguments gained --node)
         // and the roll's gates (roll-start, 1 mon, 2 mgrs, noout set/unset, 2 hosts, 2 mdss: test/plan/ceph-roll.test.ts)
         const gates = ["roll-start", "mon-a", "mgr-a", "mgr-b", "noout-set", "noout-unset", "n1-ok-to-stop", "n1-osd-up", "n2-ok-to-stop", "n2-osd-up", "mds-a-handover", "mds-a-active", "mds-b-handover", "mds-b-active"];
-        // (and the gates' and drains' local sets, read by their stubs)
+        // (and the gates' and drains' local sets, read by their stubs; the OSD prepare Jobs: test/plan/ceph-osd-prepare.test.ts)
         const localSets = (["cephfs-gate.sh", "cephfs-osd-remove.sh"] as const).map((s) => cephScriptSetName("shared", s));
-        assert.deepEqual(kinds("+"), [...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...localSets, ...gates.map((g) => `shared-gate-${g}`), "shared-n1-label", "shared-n2-label"].sort());
+        // (and the storage's shared library, which every Ceph set runs after)
+        assert.deepEqual(kinds("+"), [cephLibraryName("shared"), ...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...localSets, ...gates.map((g) => `shared-gate-${g}`), ...["n1", "n2"].map((n) => `shared-${n}-osd-sdb-prepare`), "shared-n1-label", "shared-n2-label"].sort());
         assert.deepEqual(kinds("+-"), ["shared-filesystem"]);
-        // (ceph-shared-admin: the admin pods' image, Squid -> Tentacle since)
-        assert.deepEqual(kinds("~"), ["ceph-shared-admin", "ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
+        // (ceph-shared-admin: the admin pods' image, Squid -> Tentacle since; ceph-csi-cephfs-provisioner:
+        // its plugin's --setmetadata, test/plan/cephcsi-setmetadata-upgrade.test.ts)
+        assert.deepEqual(kinds("~"), ["ceph-csi-cephfs-provisioner", "ceph-shared-admin", "ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
         // The node labels' move: each node's NodePatch deleted, its label command created.
         assert.deepEqual(kinds("-"), ["shared-n1-label", "shared-n2-label"]);
-        assert.equal(lines[lines.length - 1], "2 to delete, 1 to replace, 12 to update, 26 to create");
-        assert.ok(r.stdout.includes("\n2 to delete, 1 to replace, 12 to update, 26 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
+        assert.equal(lines[lines.length - 1], "2 to delete, 1 to replace, 13 to update, 29 to create");
+        assert.ok(r.stdout.includes("\n2 to delete, 1 to replace, 13 to update, 29 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
         const disks = scriptBundle(cephDiskScriptFiles).id;
         assert.ok(r.stdout.includes(`\ncephfs-disks: script set ${disks} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
         // the script change once per set (the old plan carried the text inline, not as a set),
@@ -111,8 +113,15 @@ describe("--diff-plan", () => {
             `  shared-n1-osd-sdb-drain: cephfs-osd-remove.sh runs script set ${drainSet} (was inline in the old plan)`,
             `  shared-n2-osd-sdb-drain: cephfs-osd-remove.sh runs script set ${drainSet} (was inline in the old plan)`,
         ]);
-        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets, two disk commands, two drains
-        assert.equal(runs.length, 13);
+        // the library: mon a, mgr a/b, mds a/b, two OSDs and the Job, each once
+        assert.deepEqual(
+            runs.filter((l) => l.includes("ceph-library.sh")).sort(),
+            ["ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-filesystem"].map(
+                (n) => `  ${n}: ceph-library.sh runs script set ${cephLibraryBundle().id} (was inline in the old plan)`,
+            ),
+        );
+        // mon a, mgr a/b, mds a/b, two OSDs, the Job's two sets, two disk commands, two drains; the library in 8 of them
+        assert.equal(runs.length, 13 + 8);
     });
 
     test("--out writes each script set's text once, under scripts/<id>/<script>: the in-cluster sets, the gates' and drains' local sets and the node bundle", async () => {
@@ -122,7 +131,8 @@ describe("--diff-plan", () => {
         const sets = fs.readdirSync(path.join(out, "scripts")).sort();
         const scripts = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh", "cephfs-gate.sh", "cephfs-osd-remove.sh"] as const;
         const disks = scriptBundle(cephDiskScriptFiles);
-        assert.deepEqual(sets, [...scripts.map((s) => cephScriptBundle(s).id), disks.id].sort());
+        assert.deepEqual(sets, [cephLibraryBundle().id, ...scripts.map((s) => cephScriptBundle(s).id), disks.id].sort());
+        assert.equal(fs.readFileSync(path.join(out, "scripts", cephLibraryBundle().id, "ceph-library.sh"), "utf8"), cephLibraryBundle().text);
         assert.equal(fs.readFileSync(path.join(out, "scripts", disks.id, "cephfs-disks.sh"), "utf8"), disks.text);
         for (const s of scripts) {
             assert.equal(fs.readFileSync(path.join(out, "scripts", cephScriptBundle(s).id, s), "utf8"), cephScriptBundle(s).text);

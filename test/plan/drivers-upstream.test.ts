@@ -212,6 +212,24 @@ describe("ceph-csi CephFS as rendered", () => {
         });
     });
 
+    test("provisioner plugin: --setmetadata=true, as upstream's: the claim's names csi-provisioner sends are kept on the subvolume", () => {
+        const provisioner = resourceNamed(run, "ceph-csi-cephfs-provisioner", DEPLOYMENT);
+        assert.deepEqual(container(provisioner, "csi-cephfsplugin").args, [
+            "--nodeid=$(NODE_ID)",
+            "--type=cephfs",
+            "--controllerserver=true",
+            "--endpoint=unix:///csi/csi.sock",
+            "--v=2",
+            "--drivername=cephfs.csi.ceph.com",
+            "--pidlimit=-1",
+            "--enableprofiling=false",
+            "--setmetadata=true",
+        ]);
+        assert.ok(container(provisioner, "csi-provisioner").args!.includes("--extra-create-metadata=true"));
+        // The node plugin creates nothing: no metadata to set.
+        assert.ok(!container(resourceNamed(run, "ceph-csi-cephfs-nodeplugin", DAEMON_SET), "csi-cephfsplugin").args!.includes("--setmetadata=true"));
+    });
+
     test("node plugin: host /dev, /sys, /lib/modules and /etc/selinux (read-only, unchecked), kubelet dirs Bidirectional", () => {
         const node = resourceNamed(run, "ceph-csi-cephfs-nodeplugin", DAEMON_SET);
         const plugin = container(node, "csi-cephfsplugin");

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { cephLibraryBundle, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
@@ -46,8 +46,9 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
         assert.equal(r.stderr, "zcloud: /nonexistent/ceph.conf: refused: has no fsid\n");
     });
 
-    test("shipped as its own script set: lib.sh + ceph-lib.sh + ceph-gate.sh", () => {
-        assert.deepEqual(cephScriptBundle("ceph-gate.sh").files, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-gate.sh"]);
+    test("shipped as its own script set: ceph-gate.sh, run after the storage's library (lib.sh + ceph-lib.sh)", () => {
+        assert.deepEqual(cephScriptBundle("ceph-gate.sh").files, ["ceph/ceph-gate.sh"]);
+        assert.deepEqual(cephLibraryBundle().files, ["lib.sh", "ceph/ceph-lib.sh"]);
         assert.equal(cephScriptSetName("fs", "ceph-gate.sh"), `ceph-fs-scripts-gate-${cephScriptBundle("ceph-gate.sh").id}`);
     });
 });

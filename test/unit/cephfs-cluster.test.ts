@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import {
     cephKey,
     cephKeyBytes,
@@ -20,7 +24,7 @@ import {
     renderCephConf,
     renderCsiConfig,
 } from "../../components/cephfs/cluster";
-import { cephScriptBundle, cephScriptCommand, cephScriptSetName, scriptSetsValue } from "../../components/cephfs/scripts";
+import { cephLibraryBundle, cephLibraryName, cephScriptBundle, cephScriptCall, cephScriptCommand, cephScriptSetName, cephScriptText, compactScript, scriptSetsValue } from "../../components/cephfs/scripts";
 import { readNodeScript } from "../../components/node/script";
 
 describe("cephKey", () => {
@@ -187,19 +191,77 @@ describe("names", () => {
 });
 
 describe("container commands", () => {
-    it("run the script set from the pod's scripts volume with plain arguments", () => {
-        assert.deepEqual(cephScriptCommand("ceph-fs.sh", ["apply", "--fs", "x", "--hosts", "3"]), ["sh", "/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", "x", "--hosts", "3"]);
+    it("run the script set from the pod's scripts volume through the runner, with both hashes and plain arguments", () => {
+        const command = cephScriptCommand("ceph-fs.sh", ["apply", "--fs", "x", "--hosts", "3"]);
+        assert.deepEqual(command.slice(0, 2), ["sh", "-c"]);
+        assert.equal(command[2], compactScript("ceph/ceph-run.sh"));
+        assert.ok(command[2].length < 800, `runner: ${command[2].length} bytes`);
+        assert.deepEqual(command.slice(3), ["/etc/zcloud/scripts/ceph-fs.sh", cephLibraryBundle().sha256, cephScriptBundle("ceph-fs.sh").sha256, "apply", "--fs", "x", "--hosts", "3"]);
+        assert.deepEqual(cephScriptCall(command), { path: "/etc/zcloud/scripts/ceph-fs.sh", librarySha256: cephLibraryBundle().sha256, setSha256: cephScriptBundle("ceph-fs.sh").sha256, args: ["apply", "--fs", "x", "--hosts", "3"] });
+        assert.equal(cephScriptCall(["sh", "/etc/zcloud/scripts/ceph-fs.sh", "apply"]), undefined);
     });
 
-    it("a script set is lib.sh + ceph-lib.sh + the script, named by its sha256; its ConfigMap name carries the id", () => {
+    it("the library (lib.sh + ceph-lib.sh) travels once; a Ceph set is its script alone, named by its sha256; ConfigMap names carry the ids", () => {
+        const library = cephLibraryBundle();
+        assert.deepEqual(library.files, ["lib.sh", "ceph/ceph-lib.sh"]);
+        assert.equal(library.text, ["lib.sh", "ceph/ceph-lib.sh"].map(readNodeScript).join("\n"));
+        assert.equal(cephLibraryName("shared-fs"), `ceph-shared-fs-scripts-library-${library.id}`);
         const set = cephScriptBundle("ceph-osd-drain.sh");
-        assert.deepEqual(set.files, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd-drain.sh"]);
-        assert.equal(set.text, ["lib.sh", "ceph/ceph-lib.sh", "ceph/ceph-osd-drain.sh"].map(readNodeScript).join("\n"));
+        assert.deepEqual(set.files, ["ceph/ceph-osd-drain.sh"]);
+        assert.equal(set.text, readNodeScript("ceph/ceph-osd-drain.sh"));
         assert.equal(set.sha256, createHash("sha256").update(set.text).digest("hex"));
         assert.equal(set.id, set.sha256.slice(0, 12));
         assert.equal(cephScriptSetName("shared-fs", "ceph-osd-drain.sh"), `ceph-shared-fs-scripts-osd-drain-${set.id}`);
         assert.equal(cephScriptSetName("shared-fs", "ceph-mon-init.sh"), `ceph-shared-fs-scripts-mon-init-${cephScriptBundle("ceph-mon-init.sh").id}`);
         assert.notEqual(cephScriptBundle("ceph-osd.sh").id, set.id);
-        assert.equal(scriptSetsValue(["ceph-fs.sh", "ceph-keyring.sh"]), `ceph-fs.sh=${cephScriptBundle("ceph-fs.sh").sha256},ceph-keyring.sh=${cephScriptBundle("ceph-keyring.sh").sha256}`);
+        // what runs: the library, then the set (each file ends in one newline, as `$(...)` and the hash checks need)
+        assert.equal(cephScriptText("ceph-osd-drain.sh"), [library.text, set.text].map((t) => t.replace(/\n$/, "")).join("\n"));
+        for (const t of [library.text, set.text]) assert.match(t, /[^\n]\n$/);
+        assert.equal(
+            scriptSetsValue(["ceph-fs.sh", "ceph-keyring.sh"]),
+            `ceph-library.sh=${library.sha256},ceph-fs.sh=${cephScriptBundle("ceph-fs.sh").sha256},ceph-keyring.sh=${cephScriptBundle("ceph-keyring.sh").sha256}`,
+        );
+    });
+
+    /** The runner of a container command, run by sh with the scripts volume at `dir`. */
+    const runIn = (dir: string, command: string[]) => {
+        const r = spawnSync("/bin/sh", ["-c", command[2], path.join(dir, path.basename(command[3])), ...command.slice(4)], { encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+        return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    /** A scripts volume as the kubelet projects it: the library and the set, as planned. */
+    const volume = (library: string, set: string | undefined) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-scripts-"));
+        fs.writeFileSync(path.join(dir, "ceph-library.sh"), library);
+        if (set !== undefined) fs.writeFileSync(path.join(dir, "ceph-keyring.sh"), set);
+        return dir;
+    };
+
+    it("the runner checks both hashes, then runs library + set as the script's name with the arguments intact", () => {
+        const command = cephScriptCommand("ceph-keyring.sh", ["daemon", "mgr", "it's a b"]);
+        const dir = volume(cephLibraryBundle().text, cephScriptBundle("ceph-keyring.sh").text);
+        const r = runIn(dir, command);
+        // ceph-keyring.sh's own refusal of the id (zcc_usage, a library function): the set ran after the library, its argument intact
+        assert.equal(r.code, 2, r.stderr);
+        assert.equal(r.stderr, "usage: daemon id 'it's a b' must be letters, digits, - or _\n");
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("a missing or altered library or set: one refusal naming it, nothing run", () => {
+        const command = cephScriptCommand("ceph-keyring.sh", ["daemon", "mgr", "a"]);
+        const lib = cephLibraryBundle();
+        const set = cephScriptBundle("ceph-keyring.sh").text;
+        for (const [library, script, said] of [
+            ["", set, "ceph-library.sh is missing or empty (its script-set ConfigMap is not mounted)"],
+            [lib.text + "touch /tmp/zcloud-altered\n", set, `ceph-library.sh is not the script set ${lib.sha256} the pod was made with (altered)`],
+            [lib.text, undefined, "ceph-keyring.sh is missing or empty (its script-set ConfigMap is not mounted)"],
+            [lib.text, set.replace("ceph-keyring", "ceph-keyrinG"), `ceph-keyring.sh is not the script set ${cephScriptBundle("ceph-keyring.sh").sha256} the pod was made with (altered)`],
+        ] as const) {
+            const dir = volume(library, script);
+            const r = runIn(dir, command);
+            assert.equal(r.code, 1, said);
+            assert.equal(r.stderr, `zcloud: ceph-keyring: refused: ${dir}/${said}; nothing was run\n`);
+            assert.equal(r.stdout, "");
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 });

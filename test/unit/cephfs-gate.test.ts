@@ -1,8 +1,10 @@
-// cephfs-gate.sh, the local side of a roll gate: which cluster it asks, its script set, waiting
+// cephfs-gate.sh, the local side of a roll gate: which cluster it asks, its script set and the
+// storage's shared library (each checked against the id its ConfigMap's name ends with), waiting
 // for an admin pod, and handing the gate's arguments to ceph-gate.sh in that pod. A stand-in
 // kubectl records its calls (the Ceph tier runs the gates on real daemons).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -10,17 +12,27 @@ import { describe, test } from "node:test";
 
 const script = path.join(__dirname, "../../components/node/cephfs-gate.sh");
 const gateArgs = ["mon-quorum", "--id", "b", "--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90", "--timeout", "0"];
-const base = ["--namespace", "zcloud-storage", "--admin-selector", "app=ceph-admin", "--script-configmap", "ceph-fs-scripts-gate-0123456789ab"];
+/** A ConfigMap's name for a text as the program names it: the first 12 hex digits of its sha256 (the file ends in a newline). */
+const named = (prefix: string, text: string) => `${prefix}-${createHash("sha256").update(text + "\n").digest("hex").slice(0, 12)}`;
+const libraryText = "zc_lib() { :; }";
+const setText = 'zc_lib; echo gate-ran "$@"';
+const library = named("ceph-fs-scripts-library", libraryText);
+const set = named("ceph-fs-scripts-gate", setText);
+const base = ["--namespace", "zcloud-storage", "--admin-selector", "app=ceph-admin", "--script-configmap", set, "--library-configmap", library];
 
-/** kubectl answering: the ConfigMap (when ZCLOUD_TEST_CM is set), the pods listed in ZCLOUD_TEST_PODS, exec echoing its args. */
+/**
+ * kubectl answering: the library and the set (when ZCLOUD_TEST_CM is set; ZCLOUD_TEST_LIBRARY
+ * replaces the library's text), the pods listed in ZCLOUD_TEST_PODS, exec echoing its args.
+ */
 function standInKubectl(): { dir: string; calls: () => string[] } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-kubectl-"));
     fs.writeFileSync(
         path.join(dir, "kubectl"),
         `#!/bin/sh
-printf '%s\n' "$*" >>"${dir}/calls"
+printf '%s\\0' "$*" >>"${dir}/calls"
 case "$*" in
-    *"get configmap"*) [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }; printf '%s' 'echo gate-ran "$@"' ;;
+    *"get configmap"*"ceph-library"*) [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }; printf '%s' "\${ZCLOUD_TEST_LIBRARY:-${libraryText}}" ;;
+    *"get configmap"*) [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }; printf '%s' '${setText}' ;;
     *"get pods"*) printf '%b' "\${ZCLOUD_TEST_PODS:-}" ;;
     *"get deployments"*) [ "\${ZCLOUD_TEST_DEPLOYMENTS:-}" != fail ] || { echo 'error: You must be logged in to the server (Unauthorized)' >&2; exit 1; }; printf '%b' "\${ZCLOUD_TEST_DEPLOYMENTS:-}" ;;
     *" exec "*) exit 0 ;;
@@ -28,7 +40,7 @@ esac
 `,
         { mode: 0o755 },
     );
-    return { dir, calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n") };
+    return { dir, calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").split("\0").slice(0, -1) };
 }
 
 function gate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -55,12 +67,37 @@ describe("cephfs-gate.sh", () => {
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 
-    test("a missing script set refuses before any pod is looked for", async () => {
+    test("a missing library refuses before any pod is looked for", async () => {
         const k = standInKubectl();
         const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin` });
         assert.equal(r.code, 1);
-        assert.match(r.stderr, /refused: cannot read the gate's script set, ConfigMap ceph-fs-scripts-gate-0123456789ab \(see above\); no daemon was restarted after this gate\n$/);
-        assert.deepEqual(k.calls(), ["--context prod --namespace zcloud-storage get configmap ceph-fs-scripts-gate-0123456789ab --output jsonpath={.data.ceph-gate\\.sh}"]);
+        assert.match(r.stderr, new RegExp(`refused: cannot read the gate's library script set, ConfigMap ${library} \\(see above\\); no daemon was restarted after this gate\n$`));
+        assert.deepEqual(k.calls(), [`--context prod --namespace zcloud-storage get configmap ${library} --output jsonpath={.data.ceph-library\\.sh}`]);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("an altered library (its text not the id its name ends with) refuses before any pod is looked for", async () => {
+        const k = standInKubectl();
+        const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1", ZCLOUD_TEST_LIBRARY: "zc_lib() { reboot; }" });
+        assert.equal(r.code, 1);
+        assert.equal(
+            r.stderr,
+            `zcloud: gate ${gateArgs.join(" ")}: refused: ConfigMap ${library} does not hold the gate's library script set ${library.slice(-12)} (altered); no daemon was restarted after this gate\n`,
+        );
+        assert.deepEqual(
+            k.calls().map((c) => c.split(" ").slice(4, 7).join(" ")),
+            [`get configmap ${library}`, `get configmap ${set}`],
+        );
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a set whose name names another text refuses before any pod is looked for", async () => {
+        const k = standInKubectl();
+        const other = [...base.slice(0, 5), "ceph-fs-scripts-gate-0123456789ab", ...base.slice(6)];
+        const r = await gate([...other, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1" });
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /refused: ConfigMap ceph-fs-scripts-gate-0123456789ab does not hold the gate's script set 0123456789ab \(altered\); no daemon was restarted after this gate\n$/);
+        assert.ok(!k.calls().some((c) => c.includes(" get pods ")));
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 
@@ -78,7 +115,8 @@ describe("cephfs-gate.sh", () => {
         const r = await gate([...base, "--context", "prod", "--", ...gateArgs], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "1", ZCLOUD_TEST_PODS: pods });
         assert.equal(r.code, 0, r.stderr);
         const exec = k.calls().find((c) => c.includes(" exec "));
-        assert.equal(exec, `--context prod --namespace zcloud-storage exec admin-new -- sh -c echo gate-ran "$@" ceph-gate ${gateArgs.join(" ")}`);
+        // the library, then the set, as one script
+        assert.equal(exec, `--context prod --namespace zcloud-storage exec admin-new -- sh -c ${libraryText}\n${setText} ceph-gate ${gateArgs.join(" ")}`);
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 
@@ -112,7 +150,7 @@ describe("cephfs-gate.sh", () => {
             const r = await withDeployments("ceph-fs-mon-a 1\\nceph-fs-mon-b \\n");
             assert.equal(r.code, 0, r.stderr);
             assert.equal(r.calls[0], list);
-            assert.ok(r.calls.some((c) => c.includes(" exec admin-0 -- sh -c echo gate-ran \"$@\" ceph-gate roll-start ")), r.calls.join("\n"));
+            assert.ok(r.calls.some((c) => c.includes(` exec admin-0 -- sh -c ${libraryText}\n${setText} ceph-gate roll-start `)), r.calls.join("\n"));
         });
 
         test("the Deployments cannot be listed: refused, never guessed", async () => {

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 
 const script = path.join(__dirname, "../../components/node/cephfs-osd-remove.sh");
 const fsid = "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90";
-const base = ["--namespace", "zcloud-storage", "--fsid", fsid, "--node", "n1", "--device", "/dev/sdb", "--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", "a=b", "--osd-deployment", "ceph-fs-osd-n1-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-fs-osd-n1-sdb", "--script-configmap", "ceph-fs-scripts-osd-drain-0123456789ab"];
+const base = ["--namespace", "zcloud-storage", "--fsid", fsid, "--node", "n1", "--device", "/dev/sdb", "--devices-annotation", "storage.zcloud.io/cephfs-devices", "--admin-selector", "a=b", "--osd-deployment", "ceph-fs-osd-n1-sdb", "--osd-selector", "storage.zcloud.io/ceph-osd=ceph-fs-osd-n1-sdb", "--script-configmap", "ceph-fs-scripts-osd-drain-0123456789ab", "--library-configmap", "ceph-fs-scripts-library-0123456789ab"];
 
 /** The drain's delete step as the local command runs it, with a PATH that holds no kubectl (nothing at all). */
 function remove(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -59,7 +59,8 @@ describe("cephfs-osd-remove.sh: which cluster it acts on", () => {
 
 /**
  * A stand-in kubectl (no API server in this tier): records each call's words on one line and
- * answers `get configmap` with NotFound (exit 1) or with `$ZCLOUD_TEST_SCRIPT` (may be empty).
+ * answers `get configmap` with NotFound (exit 1) or with `$ZCLOUD_TEST_SCRIPT` (may be empty);
+ * with ZCLOUD_TEST_CM=library, only the library is there.
  */
 function standInKubectl(): { dir: string; calls: () => string[] } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-remove-"));
@@ -68,6 +69,9 @@ function standInKubectl(): { dir: string; calls: () => string[] } {
         `#!/bin/sh
 printf '%s\\n' "$*" >>"${dir}/calls"
 case "$*" in
+*"get configmap ceph-fs-scripts-library-"*" --output jsonpath={.data.ceph-library\\\\.sh}")
+    [ -n "\${ZCLOUD_TEST_CM:-}" ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }
+    printf '%s' 'zc_lib() { :; }' ;;
 *"get configmap"*)
     [ "\${ZCLOUD_TEST_CM:-}" = present ] || { echo 'Error from server (NotFound): configmaps "x" not found' >&2; exit 1; }
     printf '%s' "\${ZCLOUD_TEST_SCRIPT:-}" ;;
@@ -80,22 +84,46 @@ esac
 }
 
 describe("cephfs-osd-remove.sh: the drain's script set", () => {
-    test("--script-configmap is required and must be a ConfigMap name", async () => {
-        const at = base.indexOf("--script-configmap");
-        assert.equal((await remove([...base.filter((_, i) => i !== at && i !== at + 1), "--context", "c"])).code, 2);
+    test("--script-configmap and --library-configmap are required and must be ConfigMap names", async () => {
+        for (const flag of ["--script-configmap", "--library-configmap"]) {
+            const at = base.indexOf(flag);
+            assert.equal((await remove([...base.filter((_, i) => i !== at && i !== at + 1), "--context", "c"])).code, 2, flag);
+        }
         assert.equal((await remove([...base.map((a) => (a.startsWith("ceph-fs-scripts-") ? "x;reboot" : a)), "--context", "c"])).code, 2);
     });
 
-    test("a missing ConfigMap fails the delete loudly before anything else is asked of the cluster", async () => {
+    test("a missing library fails the delete loudly before anything else is asked of the cluster", async () => {
         const k = standInKubectl();
         const r = await remove([...base, "--context", "prod-admin"], { PATH: `${k.dir}:/usr/bin:/bin` });
         assert.equal(r.code, 1);
         assert.equal(
             r.stderr,
             'Error from server (NotFound): configmaps "x" not found\n' +
+                "zcloud: n1 /dev/sdb: refused: cannot read the drain's library script set, ConfigMap ceph-fs-scripts-library-0123456789ab (see above); nothing was drained or deleted\n",
+        );
+        assert.deepEqual(k.calls(), ["--context prod-admin --namespace zcloud-storage get configmap ceph-fs-scripts-library-0123456789ab --output jsonpath={.data.ceph-library\\.sh}"]);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a missing set fails the delete loudly before anything else is asked of the cluster", async () => {
+        const k = standInKubectl();
+        const r = await remove([...base, "--context", "prod-admin"], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "library" });
+        assert.equal(r.code, 1);
+        assert.equal(
+            r.stderr,
+            'Error from server (NotFound): configmaps "x" not found\n' +
                 "zcloud: n1 /dev/sdb: refused: cannot read the drain's script set, ConfigMap ceph-fs-scripts-osd-drain-0123456789ab (see above); nothing was drained or deleted\n",
         );
-        assert.deepEqual(k.calls(), ["--context prod-admin --namespace zcloud-storage get configmap ceph-fs-scripts-osd-drain-0123456789ab --output jsonpath={.data.ceph-osd-drain\\.sh}"]);
+        assert.deepEqual(k.calls().slice(1), ["--context prod-admin --namespace zcloud-storage get configmap ceph-fs-scripts-osd-drain-0123456789ab --output jsonpath={.data.ceph-osd-drain\\.sh}"]);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a library whose text is not the id its name ends with (altered) refuses", async () => {
+        const k = standInKubectl();
+        const r = await remove([...base, "--context", "prod-admin"], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "present", ZCLOUD_TEST_SCRIPT: "echo drain" });
+        assert.equal(r.code, 1);
+        assert.equal(r.stderr, "zcloud: n1 /dev/sdb: refused: ConfigMap ceph-fs-scripts-library-0123456789ab does not hold the drain's library script set 0123456789ab (altered); nothing was drained or deleted\n");
+        assert.equal(k.calls().length, 2);
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 
@@ -104,7 +132,7 @@ describe("cephfs-osd-remove.sh: the drain's script set", () => {
         const r = await remove([...base, "--context", "prod-admin"], { PATH: `${k.dir}:/usr/bin:/bin`, ZCLOUD_TEST_CM: "present" });
         assert.equal(r.code, 1);
         assert.equal(r.stderr, "zcloud: n1 /dev/sdb: refused: ConfigMap ceph-fs-scripts-osd-drain-0123456789ab holds no ceph-osd-drain.sh; nothing was drained or deleted\n");
-        assert.equal(k.calls().length, 1);
+        assert.equal(k.calls().length, 2);
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 });

@@ -13,7 +13,7 @@ const errorsOf = (values: Record<string, unknown>) => parseStackConfig(values).e
 describe("config: a typo under ssh is its only error", () => {
     test("ssh.usr: the did-you-mean, and no 'ssh: is required'", () => {
         assert.deepEqual(errorsOf({ ssh: { usr: "root", privateKey: "k", hostKeys: { node1: key } }, nodes, lvm }), [
-            'ssh.usr: unknown key; did you mean "user"? (known keys: user, port, privateKey, hostKeys, bastion)',
+            'ssh.usr: unknown key; did you mean "user"? (known keys: user, port, privateKey, agent, hostKeys, bastion)',
         ]);
     });
     test("a missing privateKey is reported at ssh.privateKey, once", () => {
@@ -22,7 +22,7 @@ describe("config: a typo under ssh is its only error", () => {
     });
     test("no ssh key at all still says ssh is required", () => {
         assert.deepEqual(errorsOf({ nodes, lvm }), [
-            "ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key",
+            "ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)",
         ]);
     });
 });

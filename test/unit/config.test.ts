@@ -28,7 +28,7 @@ describe("config: valid", () => {
         // The model's maps have no prototype (a node may be named constructor); compare as plain data.
         const m = structuredClone(r.model!);
         assert.equal(m.namespace, "zcloud-storage");
-        assert.deepEqual(m.ssh, { user: "root", port: 22, privateKey: "k", hostKeys: { node1: key, node2: key, node3: key }, bastion: undefined });
+        assert.deepEqual(m.ssh, { user: "root", port: 22, privateKey: "k", agent: false, hostKeys: { node1: key, node2: key, node3: key }, bastion: undefined });
         assert.deepEqual(m.lvm[0].thin, { overprovisionRatio: 4, poolPercent: 90, snapshots: false });
         assert.equal(m.lvm[0].wipe, false);
         assert.equal(m.cephfs[0].wipe, false);
@@ -87,7 +87,7 @@ describe("config: each rule reports its key path and a fix", () => {
         ["bad node name", { nodes: { Node_1: { address: "10.0.0.1" } } }, ["nodes.Node_1: must be the Kubernetes node name (lowercase RFC 1123: a-z, 0-9, '-' and '.'), as `kubectl get nodes` shows it"]],
         ["bad address", { nodes: { n1: { address: "10.0.0.256" } } }, ['nodes.n1.address: "10.0.0.256" is not an IPv4 or IPv6 address or a hostname, e.g. 10.0.0.11']],
         ["bad port", { nodes: { n1: { address: "h", port: 70000 } } }, ['nodes.n1.port: 70000 is not a TCP port, a whole number from 1 to 65535']],
-        ["ssh needed", { nodes: base().nodes, lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }] }, ["ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key"]],
+        ["ssh needed", { nodes: base().nodes, lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }] }, ["ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)"]],
         ["host key format", { ...base(), ssh: { privateKey: "k", hostKeys: { node1: "AAAA" } } }, ['ssh.hostKeys.node1: "AAAA" is not an OpenSSH public key line, e.g. "ssh-ed25519 AAAA..." (ssh-keyscan -t ed25519 <node> prints it)']],
         ["host key of unknown node", { ...base(), ssh: { privateKey: "k", hostKeys: { node7: key } } }, ['ssh.hostKeys.node7: node7 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address']],
         ["device claimed twice across storages", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }], cephfs: [{ name: "c", hosts: { node1: ["/dev/sdb"] } }] }, [

@@ -87,7 +87,7 @@ test("node result marks declared devices and lists declared paths missing on the
 
 const model = (over: Partial<StackModel> = {}): StackModel => ({
     namespace: "zcloud-storage",
-    ssh: { user: "root", port: 22, privateKey: "offline", hostKeys: { node1: "ssh-ed25519 AAAAkey1 comment" } },
+    ssh: { user: "root", port: 22, privateKey: "offline", agent: false, hostKeys: { node1: "ssh-ed25519 AAAAkey1 comment" } },
     nodes: { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12", port: 2222, user: "ops" } },
     lvm: [{ name: "fast", default: false, wipe: false, hosts: { node2: ["/dev/sdb", "/dev/disk/by-id/x"] } }],
     cephfs: [],

@@ -13,13 +13,18 @@ import { describe, test } from "node:test";
 import { cephScriptBundle, cephScriptSetName, localScriptCommand } from "../../components/cephfs/scripts";
 
 const gateSet = cephScriptSetName("fs", "cephfs-gate.sh");
-const cephGateSet = "ceph-fs-scripts-gate-0123456789ab";
+/** A ConfigMap's name as the program names it: the first 12 hex digits of its text's sha256. */
+const idName = (prefix: string, text: string) => `${prefix}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
+const libraryText = "zc_lib() { :; }\n";
+const cephGateText = 'zc_lib; echo gate-ran "$@"\n';
+const cephGateSet = idName("ceph-fs-scripts-gate", cephGateText);
+const librarySet = idName("ceph-fs-scripts-library", libraryText);
 const selector = "storage.zcloud.io/storage=fs,app.kubernetes.io/component in (ceph-mon,ceph-mgr)";
-const gateArgs = (target: string[]) => ["--namespace", "zcloud-storage", "--admin-selector", "app=ceph-admin", "--script-configmap", cephGateSet, ...target, "--daemons", selector, "--", "mon-quorum", "--id", "b", "--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90", "--timeout", "0"];
+const gateArgs = (target: string[]) => ["--namespace", "zcloud-storage", "--admin-selector", "app=ceph-admin", "--script-configmap", cephGateSet, "--library-configmap", librarySet, ...target, "--daemons", selector, "--", "mon-quorum", "--id", "b", "--fsid", "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90", "--timeout", "0"];
 
 interface Kubectl {
     dir: string;
-    /** Each call's arguments, one line each. */
+    /** Each call's arguments (NUL-separated in the log: a script may span lines). */
     calls: () => string[];
     /** sha256 of what the --kubeconfig file held at each call ("" for none). */
     kubeconfigs: () => string[];
@@ -39,7 +44,7 @@ function standInKubectl(configMaps: Record<string, Record<string, string>>): Kub
     fs.writeFileSync(
         path.join(dir, "kubectl"),
         `#!/bin/sh
-printf '%s\\n' "$*" >>"${dir}/calls"
+printf '%s\\0' "$*" >>"${dir}/calls"
 kfile='' prev='' cm='' key=''
 for a in "$@"; do
     [ "$prev" != --kubeconfig ] || kfile=$a
@@ -58,7 +63,8 @@ esac
         { mode: 0o755 },
     );
     const lines = (f: string) => (fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f), "utf8").replace(/\n$/, "").split("\n") : []);
-    return { dir, calls: () => lines("calls"), kubeconfigs: () => lines("kubeconfigs") };
+    const calls = () => (fs.existsSync(path.join(dir, "calls")) ? fs.readFileSync(path.join(dir, "calls"), "utf8").split("\0").slice(0, -1) : []);
+    return { dir, calls, kubeconfigs: () => lines("kubeconfigs") };
 }
 
 function run(command: string, k: Kubectl, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -67,7 +73,7 @@ function run(command: string, k: Kubectl, env: Record<string, string> = {}): Pro
     );
 }
 
-const sets = (gateText = cephScriptBundle("cephfs-gate.sh").text): Record<string, Record<string, string>> => ({ [gateSet]: { "cephfs-gate.sh": gateText }, [cephGateSet]: { "ceph-gate.sh": 'echo gate-ran "$@"\n' } });
+const sets = (gateText = cephScriptBundle("cephfs-gate.sh").text): Record<string, Record<string, string>> => ({ [gateSet]: { "cephfs-gate.sh": gateText }, [cephGateSet]: { "ceph-gate.sh": cephGateText }, [librarySet]: { "ceph-library.sh": libraryText } });
 const readLocal = (target: string) => `${target}--namespace zcloud-storage get configmap ${gateSet} --output jsonpath={.data.cephfs-gate\\.sh}`;
 
 describe("the local script-set stub of gates and drains", () => {
@@ -89,11 +95,13 @@ describe("the local script-set stub of gates and drains", () => {
         assert.deepEqual(k.calls(), [
             readLocal("--context prod "),
             `--context prod --namespace zcloud-storage get deployments --selector ${selector} --output jsonpath={range .items[*]}{.metadata.name} {.status.availableReplicas}{"\\n"}{end}`,
+            `--context prod --namespace zcloud-storage get configmap ${librarySet} --output jsonpath={.data.ceph-library\\.sh}`,
             `--context prod --namespace zcloud-storage get configmap ${cephGateSet} --output jsonpath={.data.ceph-gate\\.sh}`,
             `--context prod --namespace zcloud-storage get pods --selector app=ceph-admin --field-selector status.phase=Running --output jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\\n"}{end}`,
-            `--context prod --namespace zcloud-storage exec admin-0 -- sh -c echo gate-ran "$@" ceph-gate mon-quorum --id b --fsid 0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90 --timeout 0`,
+            `--context prod --namespace zcloud-storage exec admin-0 -- sh -c zc_lib() { :; }\nzc_lib; echo gate-ran "$@" ceph-gate mon-quorum --id b --fsid 0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90 --timeout 0`,
         ]);
-        assert.equal(r.stdout, 'exec: [sh] [-c] [echo gate-ran "$@"] [ceph-gate] [mon-quorum] [--id] [b] [--fsid] [0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90] [--timeout] [0]\n');
+        // the library, then the set, as one script
+        assert.equal(r.stdout, 'exec: [sh] [-c] [zc_lib() { :; }\nzc_lib; echo gate-ran "$@"] [ceph-gate] [mon-quorum] [--id] [b] [--fsid] [0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90] [--timeout] [0]\n');
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 
@@ -138,12 +146,12 @@ describe("the local script-set stub of gates and drains", () => {
         const r = await run(localScriptCommand("cephfs-gate.sh", gateSet, gateArgs(["--kubeconfig-from-env"])), k, { ZCLOUD_DRAIN_KUBECONFIG: content });
         assert.equal(r.code, 0, r.stderr);
         const calls = k.calls();
-        assert.equal(calls.length, 5);
+        assert.equal(calls.length, 6);
         assert.ok(calls.every((c) => !c.includes("token-abc123")));
         assert.match(calls[0], new RegExp(`^--kubeconfig ${k.dir}/zcloud-kubeconfig\\.\\w+ --namespace zcloud-storage get configmap ${gateSet} `));
         // every call, the stub's and the set's, read the same content from its file
         // (written with printf '%s\n': one newline added to the content)
-        assert.deepEqual(k.kubeconfigs(), Array(5).fill(createHash("sha256").update(`${content}\n`).digest("hex")));
+        assert.deepEqual(k.kubeconfigs(), Array(6).fill(createHash("sha256").update(`${content}\n`).digest("hex")));
         assert.deepEqual(fs.readdirSync(k.dir).filter((f) => f.startsWith("zcloud-kubeconfig.")), [], "no kubeconfig file left");
         fs.rmSync(k.dir, { recursive: true, force: true });
     });

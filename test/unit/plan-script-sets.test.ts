@@ -5,14 +5,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { cephScriptBundle, scriptSetsValue } from "../../components/cephfs/scripts";
+import { cephLibraryBundle, cephScriptBundle, scriptSetsValue } from "../../components/cephfs/scripts";
 import { scriptBundle } from "../../components/node/bundle";
 import { readNodeScript } from "../../components/node/script";
 import { renderNodeCommand } from "../../components/node/shipped";
 import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { PlannedResource } from "../../tools/plan/model";
-import { renderScriptSetChanges, scriptSetFiles, unifiedDiff } from "../../tools/plan/scriptSets";
+import { leadingFilesThen, renderScriptSetChanges, scriptSetFiles, unifiedDiff } from "../../tools/plan/scriptSets";
 
 /** GNU diff -u of two texts, without its file-name header lines. */
 function gnuDiff(a: string, b: string): string {
@@ -47,29 +47,33 @@ describe("unifiedDiff", () => {
 
 /** A planned resource of the shape the plan records (only what the helpers read). */
 const planned = (urn: string, type: string, inputs: Record<string, unknown>): PlannedResource => ({ urn, type, name: urn.split("::").pop()!, parent: "", dependencies: [], inputs, custom: true, deleteBeforeReplace: false, retainOnDelete: false });
-const setMap = (id: string, text: string) => planned(`u::cm-${id}`, "kubernetes:core/v1:ConfigMap", { metadata: { name: `cm-${id}`, labels: { "app.kubernetes.io/component": "ceph-scripts" } }, immutable: true, data: { "ceph-osd.sh": text } });
+const setMap = (id: string, text: string, key = "ceph-osd.sh") =>
+    planned(`u::cm-${id}`, "kubernetes:core/v1:ConfigMap", { metadata: { name: `cm-${id}`, labels: { "app.kubernetes.io/component": "ceph-scripts" } }, immutable: true, data: { [key]: text } });
 const workload = (name: string, annotation?: string) =>
     planned(`u::${name}`, "kubernetes:apps/v1:Deployment", { spec: { template: { metadata: { labels: {}, ...(annotation ? { annotations: { "storage.zcloud.io/script-sets": annotation } } : {}) }, spec: {} } } });
 
 describe("renderScriptSetChanges", () => {
     const sha = (text: string) => createHash("sha256").update(text).digest("hex");
-    // The old set (an earlier version's): line 40 of ceph-lib.sh was another one.
+    // The old library (an earlier version's): line 40 of ceph-lib.sh was another one.
     const libLines = readNodeScript("ceph/ceph-lib.sh").split("\n");
     const lib = readNodeScript("lib.sh");
     const oldLib = libLines.map((l, i) => (i === 39 ? "# the old line 40" : l)).join("\n");
-    const old = [lib, oldLib, readNodeScript("ceph/ceph-osd.sh")].join("\n");
-    const before = [setMap("old", old), workload("osd-a", `ceph-osd.sh=${sha(old)}`), workload("osd-b", `ceph-osd.sh=${sha(old)}`)];
-    const after = [setMap("new", osd), workload("osd-a", scriptSetsValue(["ceph-osd.sh"])), workload("osd-b", scriptSetsValue(["ceph-osd.sh"]))];
+    const old = [lib, oldLib].join("\n");
+    const library = cephLibraryBundle().text;
+    const pods = (value: string) => [workload("osd-a", value), workload("osd-b", value)];
+    const before = [setMap("old", old, "ceph-library.sh"), setMap("osd", osd), ...pods(`ceph-library.sh=${sha(old)},ceph-osd.sh=${sha(osd)}`)];
+    const after = [setMap("new", library, "ceph-library.sh"), setMap("osd", osd), ...pods(scriptSetsValue(["ceph-osd.sh"]))];
     const oldId = sha(old).slice(0, 12);
-    const newId = cephScriptBundle("ceph-osd.sh").id;
+    const newId = cephLibraryBundle().id;
+    const osdId = cephScriptBundle("ceph-osd.sh").id;
 
-    test("a changed set: which of its files changed and their diffs once (lines within the file), then one line per workload", () => {
+    test("a changed library: which of its files changed and their diffs once (lines within the file), then one line per workload; the unchanged set nothing", () => {
         assert.equal(
             renderScriptSetChanges(before, after),
             [
                 "Script sets changed (each once):",
                 "",
-                `ceph-osd.sh: script set ${newId} (was ${oldId}): ceph/ceph-lib.sh changed; lib.sh, ceph/ceph-osd.sh unchanged`,
+                `ceph-library.sh: script set ${newId} (was ${oldId}): ceph/ceph-lib.sh changed; lib.sh unchanged`,
                 `--- ceph/ceph-lib.sh ${oldId}`,
                 `+++ ceph/ceph-lib.sh ${newId}`,
                 "@@ -37,7 +37,7 @@",
@@ -79,24 +83,46 @@ describe("renderScriptSetChanges", () => {
                 ...libLines.slice(40, 43).map((l) => ` ${l}`),
                 "",
                 "Runs another script set:",
-                `  osd-a: ceph-osd.sh runs script set ${newId} (was ${oldId})`,
-                `  osd-b: ceph-osd.sh runs script set ${newId} (was ${oldId})`,
+                `  osd-a: ceph-library.sh runs script set ${newId} (was ${oldId})`,
+                `  osd-b: ceph-library.sh runs script set ${newId} (was ${oldId})`,
+            ].join("\n"),
+        );
+    });
+
+    test("the library split out of the sets (an upgrade from sets that carried it): files that left the set, the library new, one line each", () => {
+        const whole = [library, osd].join("\n");
+        const was = [setMap("whole", whole), ...pods(`ceph-osd.sh=${sha(whole)}`)];
+        const wholeId = sha(whole).slice(0, 12);
+        assert.equal(
+            renderScriptSetChanges(was, after),
+            [
+                "Script sets changed (each once):",
+                "",
+                `ceph-library.sh: script set ${newId}, new: lib.sh, ceph/ceph-lib.sh`,
+                "",
+                `ceph-osd.sh: script set ${osdId} (was ${wholeId}): lib.sh, ceph/ceph-lib.sh left the set; ceph/ceph-osd.sh unchanged`,
+                "",
+                "Runs another script set:",
+                `  osd-a: ceph-library.sh runs script set ${newId} (was none before)`,
+                `  osd-a: ceph-osd.sh runs script set ${osdId} (was ${wholeId})`,
+                `  osd-b: ceph-library.sh runs script set ${newId} (was none before)`,
+                `  osd-b: ceph-osd.sh runs script set ${osdId} (was ${wholeId})`,
             ].join("\n"),
         );
     });
 
     test("the old plan without the old text (a saved plan of another shape): the old id only; inline scripts: said so", () => {
         const text = renderScriptSetChanges(before.slice(1), after);
-        assert.ok(text.includes(`ceph-osd.sh: script set ${newId} (was ${oldId}); the old plan does not carry the old text`), text);
-        const inline = renderScriptSetChanges([workload("osd-a")], after.slice(0, 2));
-        assert.ok(inline.endsWith(`  osd-a: ceph-osd.sh runs script set ${newId} (was inline in the old plan)`), inline);
+        assert.ok(text.includes(`ceph-library.sh: script set ${newId} (was ${oldId}); the old plan does not carry the old text`), text);
+        const inline = renderScriptSetChanges([workload("osd-a")], after.slice(0, 3));
+        assert.ok(inline.endsWith(`  osd-a: ceph-osd.sh runs script set ${osdId} (was inline in the old plan)`), inline);
     });
 
     test("a set not made of this program's script files: one diff of its whole text", () => {
         const changed = `${osd}\n# one more line`;
         const text = renderScriptSetChanges([setMap("a", osd), workload("osd-a", scriptSetsValue(["ceph-osd.sh"]))], [setMap("b", changed), workload("osd-a", `ceph-osd.sh=${sha(changed)}`)]);
-        const whole = unifiedDiff(osd, changed, `ceph-osd.sh ${newId}`, `ceph-osd.sh ${sha(changed).slice(0, 12)}`);
-        assert.equal(text.split("\n").slice(2, -3).join("\n"), [`ceph-osd.sh: script set ${sha(changed).slice(0, 12)} (was ${newId}):`, whole].join("\n"));
+        const whole = unifiedDiff(osd, changed, `ceph-osd.sh ${osdId}`, `ceph-osd.sh ${sha(changed).slice(0, 12)}`);
+        assert.equal(text.split("\n").slice(2, -3).join("\n"), [`ceph-osd.sh: script set ${sha(changed).slice(0, 12)} (was ${osdId}):`, whole].join("\n"));
     });
 
     test("nothing changed, or only new workloads: nothing to say", () => {
@@ -105,7 +131,10 @@ describe("renderScriptSetChanges", () => {
     });
 
     test("--out files: each set's text under scripts/<id>/<script>", () => {
-        assert.deepEqual(scriptSetFiles(before), [{ path: `scripts/${oldId}/ceph-osd.sh`, text: old }]);
+        assert.deepEqual(scriptSetFiles(before), [
+            { path: `scripts/${oldId}/ceph-library.sh`, text: old },
+            { path: `scripts/${osdId}/ceph-osd.sh`, text: osd },
+        ]);
     });
 });
 
@@ -177,5 +206,24 @@ describe("node script bundles: one diff per stack, one line per node", () => {
         const before = node("n1", old, ["/dev/sdb"]);
         fs.rmSync(String((before[0].inputs as { source: { path: string } }).source.path));
         assert.ok(renderScriptSetChanges(before, node("n1", now, ["/dev/sdb"])).includes(`lvm-reconcile: script set ${newId} (was ${oldId}); the old plan does not carry the old text`));
+    });
+});
+
+describe("leadingFilesThen", () => {
+    const known = [
+        { file: "lib.sh", text: "l1\nl2" },
+        { file: "ceph/ceph-lib.sh", text: "c1" },
+        { file: "ceph/ceph-osd.sh", text: "o-new" },
+    ];
+    test("an old set of known libraries then a script that changed since: the libraries, then the rest as that script", () => {
+        assert.deepEqual(leadingFilesThen("l1\nl2\nc1\no-old\nmore", "ceph/ceph-osd.sh", known), [
+            { file: "lib.sh", lines: 2 },
+            { file: "ceph/ceph-lib.sh", lines: 1 },
+            { file: "ceph/ceph-osd.sh", lines: 2 },
+        ]);
+    });
+    test("no known leading file, or nothing after them: undefined (the whole text is diffed)", () => {
+        assert.equal(leadingFilesThen("x\nl1\nl2\nc1\no", "ceph/ceph-osd.sh", known), undefined);
+        assert.equal(leadingFilesThen("l1\nl2", "ceph/ceph-osd.sh", known), undefined);
     });
 });

@@ -13,7 +13,7 @@ const P2 = "10.0.1.50:3260";
 
 const model: StackModel = {
     namespace: "zcloud-storage",
-    ssh: { user: "root", port: 22, privateKey: "offline", hostKeys: {} },
+    ssh: { user: "root", port: 22, privateKey: "offline", agent: false, hostKeys: {} },
     nodes: { node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } },
     lvm: [],
     cephfs: [],

@@ -46,6 +46,17 @@ export interface GuestSpec {
      * restarts it in the same QEMU, its disks kept. Default false: a reboot or a panic ends QEMU.
      */
     rebootable?: boolean;
+    /**
+     * Host tap devices (made by the test, e.g. `ip tuntap add <name> mode tap`) to attach as more
+     * virtio NICs, in order: the guest's eth1, eth2, ... (eth0 stays the user-mode network). The
+     * guest configures no address on them; the test does.
+     */
+    taps?: string[];
+    /**
+     * Host directories shared read-only over 9p (virtio): `mount -t 9p -o trans=virtio,ro <tag> <dir>`
+     * in the guest. Tags are 1-31 characters of [A-Za-z0-9_-].
+     */
+    shares?: { tag: string; path: string }[];
 }
 
 export interface BootOptions {
@@ -145,6 +156,8 @@ export interface GuestSet {
 const DEFAULT_BOOT_TIMEOUT_MS = Number(process.env.ZCLOUD_VM_BOOT_TIMEOUT_MS ?? 180_000);
 const DEFAULT_RUN_TIMEOUT_MS = 300_000;
 const SERIAL_RE = /^[A-Za-z0-9_-]{1,20}$/;
+const TAP_RE = /^[A-Za-z0-9_-]{1,15}$/;
+const TAG_RE = /^[A-Za-z0-9_-]{1,31}$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const RUN_DIR_PREFIX = "zcloud-vm-";
 /** What the image's zcloud-ready unit prints on the serial console once sshd is up, then the hostname. */
@@ -521,6 +534,19 @@ function validateSpecs(specs: GuestSpec[]): void {
                 throw new Error(`bootGuests: ${s.name}: disk ${d.serial}: sizeMiB must be a positive integer`);
             }
         }
+        for (const t of s.taps ?? []) {
+            if (!TAP_RE.test(t)) {
+                throw new Error(`bootGuests: ${s.name}: tap ${JSON.stringify(t)}: 1-15 of [A-Za-z0-9_-]`);
+            }
+        }
+        for (const sh of s.shares ?? []) {
+            if (!TAG_RE.test(sh.tag)) {
+                throw new Error(`bootGuests: ${s.name}: share tag ${JSON.stringify(sh.tag)}: 1-31 of [A-Za-z0-9_-]`);
+            }
+            if (!path.isAbsolute(sh.path) || !fs.existsSync(sh.path)) {
+                throw new Error(`bootGuests: ${s.name}: share ${sh.tag}: ${sh.path} is no existing absolute path`);
+            }
+        }
     }
 }
 
@@ -550,6 +576,14 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
             "-device", `virtio-blk-pci,drive=disk${i},serial=${d.serial}`,
         );
     });
+    const nicArgs = (spec.taps ?? []).flatMap((tap, i) => [
+        "-netdev", `tap,id=tap${i},ifname=${tap},script=no,downscript=no`,
+        "-device", `virtio-net-pci,netdev=tap${i}`,
+    ]);
+    const shareArgs = (spec.shares ?? []).flatMap((sh, i) => [
+        "-fsdev", `local,id=share${i},path=${sh.path},security_model=passthrough,readonly=on`,
+        "-device", `virtio-9p-pci,fsdev=share${i},mount_tag=${sh.tag}`,
+    ]);
     const hostnameFile = path.join(dir, "hostname");
     fs.writeFileSync(hostnameFile, spec.name);
     const cmdline = fs.readFileSync(path.join(ctx.imageDir, "cmdline"), "utf8").trim();
@@ -574,6 +608,8 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
             ...diskArgs,
             "-netdev", `user,id=net0,hostfwd=tcp:127.0.0.1:${port}-:22`,
             "-device", "virtio-net-pci,netdev=net0",
+            ...nicArgs,
+            ...shareArgs,
             "-device", "virtio-rng-pci",
             "-fw_cfg", `name=opt/zcloud/hostname,file=${hostnameFile}`,
             "-fw_cfg", `name=opt/zcloud/authorized_keys,file=${ctx.clientKey}.pub`,

@@ -7,12 +7,12 @@ type Connection = Record<string, unknown>;
 const isMap = (v: unknown): v is Connection => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
- * A node command's SSH connection as the plan may show it. The SDK makes the whole connection one
+ * A node command's or script copy's SSH connection as the plan may show it. The SDK makes the whole connection one
  * secret ("[secret]" in the inputs, on both sides of every diff); the recorder's policy view has it
  * opened with the credentials (private keys, passwords) still hidden.
  */
 export function connectionOf(r: PlannedResource): Connection | undefined {
-    const c = isNodeCommand(r) ? r.policyInputs?.connection : undefined;
+    const c = isNodeCommand(r) || r.type === "command:remote:CopyToRemote" ? r.policyInputs?.connection : undefined;
     return isMap(c) ? c : undefined;
 }
 
@@ -41,6 +41,11 @@ function pinChange(before: unknown, after: unknown): string {
     return before === undefined ? "added" : after === undefined ? "removed" : "changed";
 }
 
+/** A connection without a private key signs with the agent of whoever runs pulumi (SSH_AUTH_SOCK). */
+function keySource(c: Connection): string {
+    return c.privateKey === undefined ? "ssh-agent" : "private key";
+}
+
 /** One line per changed field of one endpoint (the node's, or the bastion's under `prefix`). */
 function endpointChanges(before: Connection, after: Connection, prefix: string): string[] {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])]
@@ -53,6 +58,9 @@ function endpointChanges(before: Connection, after: Connection, prefix: string):
         }
         if (key === "hostKey") {
             lines.push(`${prefix}host key pin ${pinChange(before[key], after[key])}`);
+        } else if (key === "privateKey" && (before[key] === undefined) !== (after[key] === undefined)) {
+            // Where the key comes from (never the key): the stack's secret, or ssh-agent (ssh.agent: true).
+            lines.push(`${prefix}key ${keySource(before)} -> ${keySource(after)}`);
         } else if (!credentialKeys.has(key)) {
             // A credential is never shown, not even that it changed (its value is hidden anyway).
             lines.push(`${prefix}${fieldNames[key] ?? key} ${shown(before[key])} -> ${shown(after[key])}`);
@@ -64,7 +72,7 @@ function endpointChanges(before: Connection, after: Connection, prefix: string):
 /**
  * What changed in a node command's connection, credentials left out:
  * `connection: address 10.0.0.1 -> 10.9.9.9`, `connection: host key pin removed`,
- * `connection: bastion added: ops@jump:22`. Empty when nothing visible changed.
+ * `connection: key private key -> ssh-agent`, `connection: bastion added: ops@jump:22`. Empty when nothing visible changed.
  */
 export function connectionChanges(before: PlannedResource, after: PlannedResource): string[] {
     const a = connectionOf(before);

@@ -68,6 +68,10 @@ function connectionNotes(c: Change): string[] {
     if (!c.connection?.length || c.kind !== "update") {
         return [];
     }
+    if (c.resource.type === "command:remote:CopyToRemote") {
+        // @pulumi/command 1.2.1 copies again on an update only when the source or remotePath changed.
+        return ["pulumi up updates this copy in place and copies nothing (the file it copied is unchanged)."];
+    }
     const notes = ["pulumi up updates this command in place: it runs the apply script again over the new connection and runs nothing over the old one."];
     if (endpointMoved(c.connection)) {
         notes.push(

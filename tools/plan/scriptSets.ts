@@ -163,6 +163,24 @@ export function scriptFilesOf(text: string, known: ReadonlyArray<{ file: string;
     return files.length ? files : undefined;
 }
 
+/**
+ * An old set whose own script is not this program's text (it changed too) but whose leading
+ * files are (the libraries it carried): those files, then the rest as `rest`, the script the new
+ * set ends with. Undefined when no leading file is known.
+ */
+export function leadingFilesThen(text: string, rest: string, known: ReadonlyArray<{ file: string; text: string }> = knownScriptFiles()): Array<{ file: string; lines: number }> | undefined {
+    const files: Array<{ file: string; lines: number }> = [];
+    let at = 0;
+    for (;;) {
+        const next = known.filter((k) => k.file !== rest && text.startsWith(k.text + "\n", at)).sort((a, b) => b.text.length - a.text.length)[0];
+        if (!next) break;
+        files.push({ file: next.file, lines: next.text.split("\n").length });
+        at += next.text.length + 1;
+    }
+    if (!files.length || at >= text.length) return undefined;
+    return [...files, { file: rest, lines: text.slice(at).split("\n").length }];
+}
+
 let known: Array<{ file: string; text: string }> | undefined;
 /** This program's node script files (components/node, its ceph folder). */
 function knownScriptFiles(): Array<{ file: string; text: string }> {
@@ -244,6 +262,10 @@ export function scriptSetDiff(script: string, a: ScriptSetText, b: ScriptSetText
     if (!files) {
         return [`${head}:`, unifiedDiff(a.text, b.text, `${script} ${shortId(a.sha256)}`, `${script} ${shortId(b.sha256)}`)].join("\n");
     }
+    const oldFiles = scriptFilesOf(a.text) ?? leadingFilesThen(a.text, files[files.length - 1].file);
+    if (oldFiles && oldFiles.map((f) => f.file).join("\n") !== files.map((f) => f.file).join("\n")) {
+        return filesMovedDiff(head, a, b, oldFiles, files);
+    }
     const ops = diffOps(a.text, b.text);
     // The file of each line of b: its index in `files`.
     const fileOfLine = files.flatMap((f, k) => Array<number>(f.lines).fill(k));
@@ -258,6 +280,41 @@ export function scriptSetDiff(script: string, a: ScriptSetText, b: ScriptSetText
     files.forEach((f, k) => {
         if (changed.includes(f.file)) lines.push(`--- ${f.file} ${shortId(a.sha256)}`, `+++ ${f.file} ${shortId(b.sha256)}`, ...hunks(perFile[k], 3));
     });
+    return lines.join("\n");
+}
+
+/** Each file's text of a set made of script files (scriptFilesOf), by file. */
+function fileTexts(text: string, files: Array<{ file: string; lines: number }>): Map<string, string> {
+    const lines = text.split("\n");
+    const out = new Map<string, string>();
+    let at = 0;
+    for (const f of files) {
+        out.set(f.file, lines.slice(at, at + f.lines).join("\n"));
+        at += f.lines;
+    }
+    return out;
+}
+
+/**
+ * A set whose files are not the old set's (a file moved into a shared library, or added): the
+ * files that left the set and those that joined it, then a diff per file kept and changed.
+ */
+function filesMovedDiff(head: string, a: ScriptSetText, b: ScriptSetText, oldFiles: Array<{ file: string; lines: number }>, files: Array<{ file: string; lines: number }>): string {
+    const was = fileTexts(a.text, oldFiles);
+    const now = fileTexts(b.text, files);
+    const left = [...was.keys()].filter((f) => !now.has(f));
+    const joined = [...now.keys()].filter((f) => !was.has(f));
+    const kept = [...now.keys()].filter((f) => was.has(f));
+    const changed = kept.filter((f) => was.get(f) !== now.get(f));
+    const same = kept.filter((f) => was.get(f) === now.get(f));
+    const said = [
+        ...(left.length ? [`${left.join(", ")} left the set`] : []),
+        ...(joined.length ? [`${joined.join(", ")} joined it`] : []),
+        ...(changed.length ? [`${changed.join(", ")} changed`] : []),
+        ...(same.length ? [`${same.join(", ")} unchanged`] : []),
+    ];
+    const lines = [`${head}: ${said.join("; ")}`];
+    for (const f of changed) lines.push(unifiedDiff(was.get(f)!, now.get(f)!, `${f} ${shortId(a.sha256)}`, `${f} ${shortId(b.sha256)}`));
     return lines.join("\n");
 }
 
@@ -280,13 +337,23 @@ export function renderScriptSetChanges(before: PlannedResource[], after: Planned
         for (const [script, sha256] of now) {
             const wasSha = was.get(script);
             if (wasSha === sha256 || !prev) continue;
-            const wasLabel = wasSha ? shortId(wasSha) : "inline in the old plan";
+            // A set the resource did not run before while it ran others (a shared library split out of them): new.
+            const added = !wasSha && was.size > 0;
+            const wasLabel = wasSha ? shortId(wasSha) : added ? "none before" : "inline in the old plan";
             lines.push(`  ${r.name}: ${script} runs script set ${shortId(sha256)} (was ${wasLabel})`);
             const key = `${script} ${wasSha ?? ""} ${sha256}`;
             if (diffs.has(key)) continue;
             const a = wasSha ? oldTexts.get(wasSha) : undefined;
             const b = newTexts.get(sha256);
-            diffs.set(key, a && b ? scriptSetDiff(script, a, b) : `${script}: script set ${shortId(sha256)} (was ${wasLabel}); the old plan does not carry the old text`);
+            const madeOf = b && scriptFilesOf(b.text);
+            diffs.set(
+                key,
+                a && b
+                    ? scriptSetDiff(script, a, b)
+                    : added
+                      ? `${script}: script set ${shortId(sha256)}, new${madeOf ? `: ${madeOf.map((f) => f.file).join(", ")}` : ""}`
+                      : `${script}: script set ${shortId(sha256)} (was ${wasLabel}); the old plan does not carry the old text`,
+            );
         }
     }
     if (lines.length === 0) return "";

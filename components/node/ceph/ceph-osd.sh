@@ -1,14 +1,21 @@
 #!/bin/sh
-# ceph-osd.sh prepare|activate|run --device <dev> --host <crush-host> [--device-class <class>]
+# ceph-osd.sh prepare|prepare-only|activate|run --device <dev> --host <crush-host> [--device-class <class>]
 #
-# One OSD workload per (node, device).
+# One OSD workload per (node, device), and one prepare Job per (node, device).
 #   prepare   a device with this cluster's bluestore label is activated, never prepared again;
 #             a clean device is prepared (`ceph-volume raw prepare --bluestore`) and activated;
 #             a device of another cluster, a half-prepared one, or one that is mounted, held,
 #             partitioned in use or carries any other signature is refused untouched.
+#   prepare-only  the same decision, without activating: a clean device is prepared, a device
+#             with this cluster's OSD is left untouched (the prepare Job of a new OSD).
 #   activate  only activates: refuses a device without this cluster's label.
 #   run       prepare, then exec the OSD daemon in the foreground with crush location
 #             root=default host=<crush-host> (the Kubernetes node name).
+# The decision and the prepare run under the host's lock of the device (flock on
+# $ZCLOUD_CEPH_OSD_LOCKS/<kernel name>.lock, a host directory every OSD pod and prepare Job
+# mounts), so the Job and the OSD pod never prepare one device at once; the lock is released
+# before the activation and the daemon. A wait longer than $ZCLOUD_CEPH_OSD_LOCK_WAIT seconds
+# (600) fails.
 # ceph-volume keeps OSD data under /var/lib/ceph/osd/ceph-<id> and reads the bootstrap keyring
 # from /var/lib/ceph/bootstrap-osd/ceph.keyring whatever is configured, so ZCLOUD_CEPH_DATA
 # must be /var/lib/ceph here (in a container it is; tests use a private mount namespace).
@@ -24,8 +31,30 @@ command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=ceph-lib.sh
 command -v zcc_ceph >/dev/null 2>&1 || . "$(dirname -- "$0")/ceph-lib.sh"
 
-od_usage="ceph-osd.sh prepare|activate|run --device <dev> --host <crush-host> [--device-class <class>]"
+od_usage="ceph-osd.sh prepare|prepare-only|activate|run --device <dev> --host <crush-host> [--device-class <class>]"
 od_bootstrap=/var/lib/ceph/bootstrap-osd/ceph.keyring
+od_lock_dir=${ZCLOUD_CEPH_OSD_LOCKS:-/run/zcloud/ceph-osd-locks}
+od_lock_wait=${ZCLOUD_CEPH_OSD_LOCK_WAIT:-600}
+
+# od_lock CANON: takes the host's lock of the device (fd 9) before the decision: whoever holds
+# it decides and prepares alone; the other finds the device prepared.
+od_lock() {
+    command -v flock >/dev/null 2>&1 ||
+        zc_die "$od_dev" "flock is missing: cannot lock the device against another prepare of it"
+    mkdir -p -- "$od_lock_dir"
+    od_lk_file="$od_lock_dir/${1##*/}.lock"
+    exec 9>"$od_lk_file"
+    if ! flock -n 9; then
+        zc_log "$od_dev" "another prepare of this device holds $od_lk_file; waiting (at most ${od_lock_wait}s)"
+        flock -w "$od_lock_wait" 9 ||
+            zc_fail "$od_dev" "$od_lk_file still held after ${od_lock_wait}s; not deciding"
+    fi
+}
+
+# od_unlock: releases the device's lock (never held by the activation or the daemon).
+od_unlock() {
+    exec 9>&-
+}
 
 # od_relay FILE: a tool's log on stderr, indented, with anything shaped like a key masked: an
 # AES-128 key (`AQ` + 38 base64 characters, the program's and Ceph 19's) or an AES-256 one (`Ag`
@@ -111,7 +140,7 @@ od_activate() {
 }
 
 od_action=${1:-}
-case $od_action in prepare | activate | run) shift ;; *) zcc_usage "$od_usage" ;; esac
+case $od_action in prepare | prepare-only | activate | run) shift ;; *) zcc_usage "$od_usage" ;; esac
 od_dev=
 od_host=
 od_class=
@@ -126,6 +155,7 @@ done
 if [ -z "$od_dev" ] || [ -z "$od_host" ]; then zcc_usage "$od_usage"; fi
 case $od_host in *[!A-Za-z0-9_.-]*) zcc_usage "crush host '$od_host' must be letters, digits, _ . -" ;; esac
 case $od_class in *[!A-Za-z0-9_-]*) zcc_usage "device class '$od_class' must be letters, digits, _ -" ;; esac
+case $od_lock_wait in '' | *[!0-9]*) zcc_usage "ZCLOUD_CEPH_OSD_LOCK_WAIT '$od_lock_wait' must be whole seconds" ;; esac
 [ "$ZCLOUD_CEPH_DATA" = /var/lib/ceph ] ||
     zc_die "$od_dev" "ceph-volume keeps OSD data under /var/lib/ceph; ZCLOUD_CEPH_DATA is $ZCLOUD_CEPH_DATA"
 
@@ -139,11 +169,16 @@ if [ ! -d "$ZCLOUD_CEPH_DATA/osd" ]; then
     zcc_chown "$ZCLOUD_CEPH_DATA/osd"
 fi
 
+od_lock "$od_canon"
 od_decision=$(od_decide "$od_canon" "$od_cluster_fsid")
 od_label "$od_canon" || true
 case $od_decision in
     activate)
-        zc_log "$od_dev" "already osd.$od_id of this cluster (uuid $od_uuid); activating, not preparing"
+        if [ "$od_action" = prepare-only ]; then
+            zc_log "$od_dev" "already osd.$od_id of this cluster (uuid $od_uuid); nothing to prepare"
+        else
+            zc_log "$od_dev" "already osd.$od_id of this cluster (uuid $od_uuid); activating, not preparing"
+        fi
         ;;
     prepare)
         [ "$od_action" != activate ] ||
@@ -152,7 +187,8 @@ case $od_decision in
         od_prepare "$od_canon"
         ;;
 esac
-od_activate "$od_canon"
+od_unlock
+[ "$od_action" = prepare-only ] || od_activate "$od_canon"
 printf 'zcloud-osd: %s %s %s\n' "$od_dev" "$od_id" "$od_uuid"
 
 if [ "$od_action" = run ]; then

@@ -21,46 +21,14 @@ import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, RunResult, missingPrerequisites, waitFor } from "../../ceph/cluster";
+import { CephTestCluster, waitFor } from "../../ceph/cluster";
 import { CephPlan } from "../../ceph/planned";
 import { csiCephUser } from "../../../components/cephfs/cluster";
 import { csiSecretData } from "../../../components/cephfs/csi";
 import { csiCallProgram, driverCacheRoot } from "../programs";
+import { CephCsiRig, DRIVER, FS, GiB, NODES, bootCephCsi, ok, show } from "./cephCsiRig";
 
-const FS = "shared-fs";
-const NODES = ["zc-node-1", "zc-node-2"];
-const DRIVER = "ceph-csi-cephfs";
-const GiB = 1 << 30;
 const csiSanityVersion = "5.6.0";
-/**
- * The plugins' PATH: the image's, less the sbin directories. This machine's kernel has no ceph
- * module, so ceph-csi's kernel mounter (picked whenever `mount.ceph` runs) would fail at
- * `modprobe ceph`; without mount.ceph on its PATH the node plugin loads only its FUSE mounter.
- */
-const pluginPath = "/usr/local/bin:/usr/bin:/bin";
-/**
- * ceph-csi's FUSE mounter always passes `-o nonempty`, a libfuse 2 option; the chroot's ceph-fuse
- * 20.2.4 is built on libfuse3, which refuses it ("fuse: unknown option(s): `-o nonempty'") and
- * mounts over a non-empty directory anyway. The node plugin finds this wrapper first on its PATH:
- * it drops that one option and runs the real ceph-fuse with everything else unchanged.
- */
-const fuseWrapper = `#!/bin/sh
-set -eu
-o=0
-for a in "$@"; do
-    shift
-    if [ "$o" = 1 ]; then
-        o=0
-        v=$(printf '%s' "$a" | sed -e 's/^nonempty,//' -e 's/,nonempty//g' -e 's/^nonempty$//')
-        if [ -n "$v" ]; then set -- "$@" -o "$v"; fi
-        continue
-    fi
-    if [ "$a" = "-o" ]; then o=1; continue; fi
-    set -- "$@" "$a"
-done
-exec /usr/bin/ceph-fuse "$@"
-`;
-
 /**
  * csi-sanity specs that fail on ceph-csi's own behaviour, whatever is rendered (checked against
  * the driver's log in the run recorded in docs/drivers.md); everything else must pass.
@@ -78,35 +46,6 @@ const knownDriverFailures: { spec: string; why: string }[] = [
     { spec: "NodeGetVolumeStats should fail when volume (is not found|does not exist on the specified path)", why: "a path that does not exist answers Internal, not NotFound" },
 ];
 
-interface RenderedContainer {
-    name: string;
-    command?: string[];
-    args: string[];
-    env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-    volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
-}
-interface RenderedPod {
-    containers: RenderedContainer[];
-    volumes: { name: string; configMap?: { name: string }; emptyDir?: object; hostPath?: { path: string } }[];
-}
-
-function show(r: RunResult): string {
-    return `exit ${r.code}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
-}
-function ok(r: RunResult): RunResult {
-    assert.equal(r.code, 0, show(r));
-    return r;
-}
-
-/** The pod spec of a planned workload. */
-function renderedPod(plan: CephPlan, name: string, type: string): RenderedPod {
-    return (plan.resource(name, type).inputs as { spec: { template: { spec: RenderedPod } } }).spec.template.spec;
-}
-function configMapData(plan: CephPlan, name: string): { name: string; data: Record<string, string> } {
-    const inputs = plan.resource(name, "kubernetes:core/v1:ConfigMap").inputs as { metadata: { name: string }; data: Record<string, string> };
-    return { name: inputs.metadata.name, data: inputs.data };
-}
-
 /** The counts of a ginkgo summary line ("Ran N of M Specs ... X Passed | Y Failed | Z Pending | W Skipped"). */
 function sanitySummary(out: string): { ran: number; total: number; passed: number; failed: number; pending: number; skipped: number } {
     const ran = /Ran (\d+) of (\d+) Specs/.exec(out);
@@ -118,67 +57,11 @@ function sanitySummary(out: string): { ran: number; total: number; passed: numbe
 describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cluster", { timeout: 2_400_000 }, () => {
     let c: CephTestCluster;
     let plan: CephPlan;
+    let rig: CephCsiRig;
     let bin = "";
     const sockets: Record<string, string> = {};
-    const logs: string[] = [];
     let secretsFile = "";
     let parameters: Record<string, string> = {};
-
-    /** Runs a rendered csi-cephfsplugin container as a daemon in the namespace; returns its socket. */
-    async function startPlugin(pod: RenderedPod, podName: string, nodeName: string): Promise<string> {
-        const ctr = pod.containers.find((x) => x.name === "csi-cephfsplugin");
-        assert.ok(ctr, `${podName}: no csi-cephfsplugin container`);
-        // No command: the image's entrypoint, cephcsi, runs with the rendered args.
-        assert.equal(ctr.command, undefined, `${podName}: csi-cephfsplugin has a command`);
-        const env: Record<string, string> = {};
-        for (const e of ctr.env) {
-            const field = e.valueFrom?.fieldRef?.fieldPath;
-            if (e.value !== undefined) env[e.name] = e.value;
-            else if (field === "spec.nodeName") env[e.name] = nodeName;
-            else if (field === "metadata.namespace") env[e.name] = "zcloud-storage";
-            else throw new Error(`${podName}: env ${e.name} has no value the test can give`);
-        }
-        // The socket directory (emptyDir or host path) is a directory of this pod's own.
-        const socketMount = ctr.volumeMounts.find((m) => m.name === "socket-dir");
-        assert.ok(socketMount, `${podName}: no socket-dir mount`);
-        const podDir = path.join(c.tmp, "pods", podName);
-        fs.mkdirSync(podDir + socketMount.mountPath, { recursive: true });
-        const rewrites: string[] = [];
-        const args = ctr.args.map((a) => {
-            const expanded = a.replace(/\$\((\w+)\)/g, (_, v: string) => {
-                assert.ok(env[v] !== undefined, `${podName}: $(${v}) is not in the container's env`);
-                return env[v];
-            });
-            const m = /^(--endpoint=unix:\/\/)(.*)$/.exec(expanded);
-            if (m && m[2].startsWith(socketMount.mountPath + "/")) {
-                rewrites.push(expanded);
-                return m[1] + podDir + m[2];
-            }
-            return expanded;
-        });
-        assert.deepEqual(rewrites, ["--endpoint=unix:///csi/csi.sock"], `${podName}: only the socket path is rewritten`);
-        // The ConfigMaps at their rendered mount paths (one /etc for both pods: same ConfigMaps).
-        for (const m of ctr.volumeMounts) {
-            const vol = pod.volumes.find((v) => v.name === m.name);
-            assert.ok(vol, `${podName}: mount ${m.name} has no volume`);
-            if (vol.configMap) {
-                const dir = path.join(c.tmp, "configmaps", vol.configMap.name);
-                assert.ok(fs.existsSync(dir), `${podName}: ConfigMap ${vol.configMap.name} is not one the plan renders for ceph-csi`);
-                ok(await c.exec(["sh", "-c", 'mountpoint -q "$2" || { mkdir -p "$2" && mount --bind "$1" "$2" && mount -o remount,bind,ro "$2"; }', "cm", dir, m.mountPath]));
-            } else if (vol.emptyDir && m.mountPath !== socketMount.mountPath) {
-                ok(await c.exec(["mkdir", "-p", m.mountPath]));
-            }
-        }
-        const socket = podDir + socketMount.mountPath + "/csi.sock";
-        const name = `cephcsi-${podName}`;
-        logs.push(name);
-        c.daemon(name, [bin, ...args], { PATH: `${path.join(c.tmp, "fuse-bin")}:${pluginPath}`, ...env });
-        await waitFor(`${name}'s socket`, 60_000, async () => {
-            if (c.daemonPid(name) === undefined) throw new Error(`${name} exited:\n${c.daemonLog(name).slice(-3000)}`);
-            return fs.existsSync(socket) ? true : undefined;
-        }, 500);
-        return socket;
-    }
 
     /** One CSI call through csi-call in the namespace; the response as JSON. */
     async function csiCall(socket: string, call: string, flags: string[]): Promise<any> {
@@ -191,57 +74,11 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
         bin = process.env.ZCLOUD_CEPHCSI_BIN ?? "";
         if (!bin) throw new Error("ZCLOUD_CEPHCSI_BIN is not set: hand in a cephcsi binary built against the Ceph tier's libraries (docs/drivers.md, ceph-csi)");
         if (!fs.existsSync(bin)) throw new Error(`ZCLOUD_CEPHCSI_BIN=${bin} does not exist`);
-        const missing = missingPrerequisites();
-        if (missing.length > 0) throw new Error(`Ceph tier cannot run, missing: ${missing.join(", ")} (apt-get install ${CEPH_APT_PACKAGES.join(" ")}; run as root)`);
         const sanity = path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`, "csi-sanity");
         if (!fs.existsSync(sanity)) throw new Error(`${sanity} is missing: run sh test/drivers/build-drivers.sh`);
-
-        c = CephTestCluster.create();
-        const devs = [c.loop("osd-a", 3072), c.loop("osd-b", 3072)];
-        plan = await CephPlan.plan({
-            storage: FS,
-            hosts: { [NODES[0]]: [devs[0]], [NODES[1]]: [devs[1]] },
-            wipeStorage: "wipe-fs",
-            wipeHosts: { "zc-node-3": ["/dev/disk/by-id/zc-cephcsi-unused"] },
-            kubeContext: "cephcsi-tier",
-        });
-        await c.boot(plan);
-        // The programs the namespace runs: the handed-in cephcsi, csi-sanity and csi-call.
-        fs.mkdirSync(path.join(c.tmp, "bin"));
-        for (const [from, name] of [[bin, "cephcsi"], [sanity, "csi-sanity"], [csiCallProgram(), "csi-call"]]) {
-            fs.copyFileSync(from, path.join(c.tmp, "bin", name));
-            fs.chmodSync(path.join(c.tmp, "bin", name), 0o755);
-        }
-        bin = path.join(c.tmp, "bin", "cephcsi");
-        fs.mkdirSync(path.join(c.tmp, "fuse-bin"));
-        fs.writeFileSync(path.join(c.tmp, "fuse-bin", "ceph-fuse"), fuseWrapper, { mode: 0o755 });
-
-        // The Ceph tier's bring-up, by the planned containers.
-        ok(await c.container(plan.container(`ceph-${FS}-mon-a`, "mon-init")));
-        c.cephDaemon("mon", c.monId);
-        await waitFor("mon quorum", 90_000, async () => ((await c.cephJson<{ quorum_names: string[] }>(["quorum_status"])).quorum_names.includes("a") ? true : undefined));
-        ok(await c.container(plan.container(`${FS}-filesystem`, "csi-user")));
-        ok(await c.container(plan.container(`ceph-${FS}-mgr-a`, "keyring")));
-        ok(await c.container(plan.container(`ceph-${FS}-mds-a`, "keyring")));
-        c.cephDaemon("mgr", "a");
-        c.cephDaemon("mds", "a");
-        const osds = c.osdWorkloads();
-        for (let i = 0; i < osds.length; i++) {
-            c.osdDaemon(`osd.${i}`, osds[i]);
-            await waitFor(`${i + 1} OSD(s) up`, 180_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === i + 1 ? true : undefined));
-        }
-        ok(await c.container(plan.container(`${FS}-filesystem`, "filesystem"), { timeoutMs: 300_000 }));
-        ok(await c.container(plan.container(`${FS}-filesystem`, "csi-user")));
-
-        // ceph-csi's files: an /etc of the namespace's own (the chroot is shared and never
-        // changed), the rendered ConfigMaps, the Secret's keys for the calls (mode 0600).
-        ok(await c.exec(["sh", "-c", 'd=$1; mkdir -p "$d" && mount -t tmpfs zc-csi-etc "$d" && mkdir "$d/up" "$d/work" && mount -t overlay zc-csi-etc -o "lowerdir=/etc,upperdir=$d/up,workdir=$d/work" /etc', "etc", path.join(c.tmp, "csi-etc")]));
-        for (const cm of [`${DRIVER}-config`, `${DRIVER}-ceph-conf`]) {
-            const { name, data } = configMapData(plan, cm);
-            const dir = path.join(c.tmp, "configmaps", name);
-            fs.mkdirSync(dir, { recursive: true });
-            for (const [k, v] of Object.entries(data)) fs.writeFileSync(path.join(dir, k), v);
-        }
+        rig = await bootCephCsi(bin, [[sanity, "csi-sanity"], [csiCallProgram(), "csi-call"]]);
+        ({ c, plan } = rig);
+        // The Secret's keys for the calls (mode 0600).
         const sc = plan.resource(`${FS}-storageclass`, "kubernetes:storage.k8s.io/v1:StorageClass").inputs as { provisioner: string; parameters: Record<string, string> };
         assert.equal(sc.provisioner, "cephfs.csi.ceph.com");
         parameters = Object.fromEntries(Object.entries(sc.parameters).filter(([k]) => !k.startsWith("csi.storage.k8s.io/")));
@@ -250,13 +87,13 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
         secretsFile = path.join(c.tmp, "scratch", "csi-secret");
         fs.writeFileSync(secretsFile, Object.entries(secret).map(([k, v]) => `${k}=${v}`).join("\n") + "\n", { mode: 0o600 });
 
-        sockets.controller = await startPlugin(renderedPod(plan, `${DRIVER}-provisioner`, "kubernetes:apps/v1:Deployment"), "provisioner", NODES[0]);
-        sockets.node = await startPlugin(renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet"), "nodeplugin", NODES[0]);
+        sockets.controller = await rig.startPlugin(rig.provisionerPod(), "provisioner", NODES[0]);
+        sockets.node = await rig.startPlugin(rig.nodePluginPod(), "nodeplugin", NODES[0]);
     });
 
     after(async () => {
         if (!c) return;
-        for (const name of logs) process.stderr.write(`--- ${name} (last lines)\n${c.daemonLog(name).split("\n").slice(-15).join("\n")}\n`);
+        for (const name of rig.logs) process.stderr.write(`--- ${name} (last lines)\n${c.daemonLog(name).split("\n").slice(-15).join("\n")}\n`);
         await c.stop();
     });
 
@@ -400,7 +237,7 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
 
         // The kubelet starts the DaemonSet's pod again, then stages and publishes the pod's volume.
         const started = Date.now();
-        sockets.node = await startPlugin(renderedPod(plan, `${DRIVER}-nodeplugin`, "kubernetes:apps/v1:DaemonSet"), "nodeplugin", NODES[0]);
+        sockets.node = await rig.startPlugin(rig.nodePluginPod(), "nodeplugin", NODES[0]);
         await attach();
         process.stderr.write(`[cephcsi] node plugin restarted, volume staged and published again in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
         assert.match(ok(await c.exec(["findmnt", "-n", "-o", "FSTYPE", staging])).stdout, /^fuse\.ceph-fuse/);

@@ -173,14 +173,15 @@ export class EngineStack {
         this.write(values);
     }
 
-    /** Rewrites the stack file with new values; the SSH secret and the encryption salt stay. */
+    /** Rewrites the stack file with new values; the SSH secret (unless `ssh.agent: true`) and the encryption salt stay. */
     write(values: StackValues): void {
         const config: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(values)) {
             config[k.includes(":") ? k : `zcloud-storage:${k}`] = v;
         }
         const ssh = (config["zcloud-storage:ssh"] ?? {}) as Record<string, unknown>;
-        config["zcloud-storage:ssh"] = { ...ssh, privateKey: this.secretConfig.privateKey };
+        // `ssh.agent: true`: the key is in ssh-agent, the stack file holds none.
+        config["zcloud-storage:ssh"] = ssh.agent === true ? ssh : { ...ssh, privateKey: this.secretConfig.privateKey };
         fs.writeFileSync(this.stackFile, yaml.dump({ ...this.header, config }, { lineWidth: -1 }));
     }
 
