@@ -9,14 +9,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
 import { LABEL_COMMAND, NODE_PATCH } from "../helpers/labelMove";
-import { plansBeforeAndNow } from "../helpers/oldProgram";
+import { nodePatchLabelsCommit, plansBeforeAndNow } from "../helpers/oldProgram";
 import { baseConfig } from "../helpers/plan";
 
-/** The program before this change (labels by NodePatch). */
-const beforeLabelCommands = "2a50df63c4e81032034c23983a6624000bdf5f86";
-
 const config = { ...baseConfig, lvm: [{ name: "fast", default: true, hosts: { node1: ["/dev/sdb"], node2: ["/dev/sdb", "/dev/sdc"] } }] };
-const plans = plansBeforeAndNow(beforeLabelCommands, config);
+const plans = plansBeforeAndNow(nodePatchLabelsCommit, config);
 
 test("old program -> new: per node the label command created and the NodePatch deleted; nothing else changes", () => {
     const changes = diffPlans(plans.before().resources, plans.now().resources).map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}`);
