@@ -17,7 +17,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { devicesAnnotationKey, storageLabelKey } from "../../../components/naming";
 import { nodePatchLabelsCommit, oldProgram } from "../../helpers/oldProgram";
-import { EngineStack, Sandbox, engineSteps, ok, previewOperations, repoRoot, sandboxValues, startSandbox } from "./engine";
+import { EngineStack, Sandbox, engineSteps, ok, previewOperations, repoRoot, sandboxValues, splitDocuments, startSandbox } from "./engine";
 
 const storage = "local-fast";
 const vg = `zcloud-${storage}`;
@@ -92,36 +92,38 @@ function vgs(name: string): string {
 }
 
 /**
- * `kubectl get nodes --watch`: one line per Node version the API server sends (the list first,
- * then every change), name, resourceVersion, the storage label and the devices annotation.
+ * `kubectl get nodes --watch -o json`: every Node version the API server sends (the list's items
+ * first, then every change), as name, resourceVersion, the storage label and the devices
+ * annotation. kubectl prints one JSON document per version; they are split by their braces.
  */
 class NodeWatch {
     private readonly child: ChildProcess;
-    private buffer = "";
+    private text = "";
     private stderr = "";
-    readonly lines: string[][] = [];
     private exited = false;
 
     constructor(env: NodeJS.ProcessEnv) {
-        const esc = (k: string) => k.replace(/\./g, "\\.");
-        const template = `{.metadata.name}{"\\t"}{.metadata.resourceVersion}{"\\t"}{.metadata.labels.${esc(label)}}{"\\t"}{.metadata.annotations.${esc(annotation)}}{"\\n"}`;
-        this.child = spawn("kubectl", ["get", "nodes", "--watch", "-o", `jsonpath=${template}`], { env, stdio: ["ignore", "pipe", "pipe"] });
-        this.child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-            this.buffer += c;
-            const parts = this.buffer.split("\n");
-            this.buffer = parts.pop()!;
-            for (const l of parts) this.lines.push(l.split("\t"));
-        });
+        this.child = spawn("kubectl", ["get", "nodes", "--watch", "-o", "json"], { env, stdio: ["ignore", "pipe", "pipe"] });
+        this.child.stdout!.setEncoding("utf8").on("data", (c: string) => (this.text += c));
         this.child.stderr!.setEncoding("utf8").on("data", (c: string) => (this.stderr += c));
         this.child.once("exit", () => (this.exited = true));
     }
 
-    /** Waits until the list has arrived (one line per node). */
+    /** The versions seen so far: [name, resourceVersion, label, annotation]. */
+    versions(): string[][] {
+        return splitDocuments(this.text).map((d) => {
+            const o = JSON.parse(d) as NodeObject & { kind: string; metadata: { resourceVersion: string } };
+            assert.equal(o.kind, "Node", `the watch prints Nodes: ${d.slice(0, 200)}`);
+            return [o.metadata.name, o.metadata.resourceVersion, o.metadata.labels?.[label] ?? "", o.metadata.annotations?.[annotation] ?? ""];
+        });
+    }
+
+    /** Waits until the list has arrived (one version per node). */
     async listed(nodes: number): Promise<void> {
-        for (let i = 0; i < 100 && new Set(this.lines.map((l) => l[0])).size < nodes; i++) {
+        for (let i = 0; i < 100 && new Set(this.versions().map((l) => l[0])).size < nodes; i++) {
             await new Promise((r) => setTimeout(r, 100));
         }
-        assert.equal(new Set(this.lines.map((l) => l[0])).size, nodes, `the watch listed every node: ${this.stderr}`);
+        assert.equal(new Set(this.versions().map((l) => l[0])).size, nodes, `the watch listed every node: ${this.stderr}`);
     }
 
     /** Stops the watch (after a grace period for the last events); it must not have ended by itself. */
@@ -129,7 +131,7 @@ class NodeWatch {
         await new Promise((r) => setTimeout(r, 1000));
         assert.equal(this.exited, false, `the watch ran the whole time: ${this.stderr}`);
         this.child.kill();
-        return this.lines;
+        return this.versions();
     }
 }
 
