@@ -51,7 +51,7 @@ export function nodeLabelScripts(node: string, storage: string, kube: DrainKubeT
     // would move that apply's fields to this manager and the apply would then drop them.
     const q = shellQuote(node);
     const get = `n=$(${k} get node ${q} --ignore-not-found -o 'jsonpath={.metadata.name}{.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}' </dev/null);`;
-    const refuse = `[ "$n" = ${q} ]||{ echo "node ${node}: not found, or made by client-side kubectl apply (a server-side apply would take its fields over and drop them): not changed" >&2;exit 1;}`;
+    const refuse = `[ "$n" = ${q} ]||{ echo "node ${node}: not found, or made by client-side kubectl apply: not changed" >&2;exit 1;}`;
     return {
         create: `set -eu;${prelude}${get}${refuse};${apply}`,
         delete: `set -eu;${prelude}${get}[ -z "$n" ]||{ ${refuse};printf %s ${shellQuote(bare)}|${apply};}`,

@@ -151,6 +151,12 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
                 } else {
                     console.log(`${line}, ${load()}`);
                 }
+                if (n === most) {
+                    console.log(`node1's resources by field (${label}, bytes of indented JSON):`);
+                    for (const l of nodeFieldBytes(exported, "node1")) {
+                        console.log(l);
+                    }
+                }
                 ok(await stack.pulumi(["destroy", "--yes", "--skip-preview"]), `pulumi destroy of ${n} nodes`);
                 ok(await stack.pulumi(["stack", "rm", "--yes"]), "pulumi stack rm");
             }
