@@ -8,6 +8,8 @@ import { lvmStorageType } from "./lvm/storageType";
 import { iscsiStorageType } from "./iscsi/storageType";
 import { nfsStorageType } from "./nfs/storageType";
 import { SshSettings, sshAgentProblem } from "./node/nodeCommand";
+import { isSecretConfigKey } from "./config/load";
+import { drainKubeTarget } from "./k8s/kubeTarget";
 import { DeployContext } from "./storageType";
 
 /**
@@ -84,6 +86,11 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
                 throw new Error("ssh settings are required for storages that prepare nodes");
             }
             return ssh;
+        },
+        kube: () => {
+            // kubectl where `pulumi up` runs must reach the cluster the Kubernetes provider manages.
+            const kubernetes = new pulumi.Config("kubernetes");
+            return drainKubeTarget(kubernetes.get("context"), kubernetes.get("kubeconfig"), isSecretConfigKey("kubernetes:kubeconfig"));
         },
     };
     const storageClasses: Record<string, pulumi.Output<string>> = {};

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigIssue } from "./config/errors";
 import { StackModel, StorageType } from "./config/model";
+import { DrainKubeTarget } from "./k8s/kubeTarget";
 import { SshSettings } from "./node/nodeCommand";
 
 /** What every storage type's driver and components are built from. */
@@ -10,6 +11,8 @@ export interface DeployContext {
     imageRegistry?: string;
     /** The SSH settings; throws for a hand-built model without them (validation reports it). */
     ssh(): SshSettings;
+    /** The cluster the Kubernetes provider uses, for what runs kubectl where `pulumi up` runs. */
+    kube(): DrainKubeTarget;
     opts: pulumi.ComponentResourceOptions;
 }
 

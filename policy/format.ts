@@ -2,7 +2,7 @@
 //
 //   Policies:
 //       ❌ zcloud-storage-policy@v0.1.0 (local: policy)
-//           - [mandatory]  storage-node-exclusive  (kubernetes:core/v1:NodePatch: shared-fs-node3-label)
+//           - [mandatory]  storage-node-exclusive  (command:local:Command: shared-fs-node3-label)
 //             <policy description>
 //             <message>
 //

@@ -181,12 +181,13 @@ export function describe(resource: PlannedResource): string {
 
 // ---- Node labels ------------------------------------------------------------------------------
 
-export const NODE_PATCH_TYPE = "kubernetes:core/v1:NodePatch";
+/** A node label is a local command that applies the Node on its stdin (JSON, kind Node). */
+export const NODE_LABEL_TYPE = "command:local:Command";
 export const STORAGE_TYPES = ["lvm", "cephfs", "iscsi"] as const;
 export type StorageType = (typeof STORAGE_TYPES)[number];
 export const LABEL_PREFIX = "storage.zcloud.io/";
 
-/** A storage on a node as one NodePatch declares it. */
+/** A storage on a node as one label command declares it. */
 export interface NodeClaim {
     node: string;
     type: StorageType;
@@ -198,17 +199,38 @@ export interface NodeClaim {
 }
 
 /**
- * Reads the claims a NodePatch makes: for each storage type, the label names the storage and the
- * annotation lists the devices. Names follow `<storage>-<node>-label`, which fills in the node or
- * the storage when the other fields are not known.
+ * The Node a label command applies (its stdin: a JSON object of kind Node), or undefined for any
+ * other resource or a stdin that is not known or not such an object.
+ */
+export function nodeLabelObject(resource: PlannedResource): Record<string, unknown> | undefined {
+    if (resource.type !== NODE_LABEL_TYPE) {
+        return undefined;
+    }
+    const text = str(dig(resource.props, "stdin"));
+    if (text === undefined) {
+        return undefined;
+    }
+    try {
+        const node = obj(JSON.parse(text));
+        return node?.kind === "Node" ? node : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * Reads the claims a label command makes: for each storage type, the label names the storage and
+ * the annotation lists the devices. Names follow `<storage>-<node>-label`, which fills in the node
+ * or the storage when the other fields are not known.
  */
 export function nodeClaimsOf(resource: PlannedResource): NodeClaim[] {
-    if (resource.type !== NODE_PATCH_TYPE) {
+    const manifest = nodeLabelObject(resource);
+    if (manifest === undefined) {
         return [];
     }
-    const labels = obj(dig(resource.props, "metadata", "labels")) ?? {};
-    const annotations = obj(dig(resource.props, "metadata", "annotations")) ?? {};
-    let node = str(dig(resource.props, "metadata", "name"));
+    const labels = obj(dig(manifest, "metadata", "labels")) ?? {};
+    const annotations = obj(dig(manifest, "metadata", "annotations")) ?? {};
+    let node = str(dig(manifest, "metadata", "name"));
     const claims: NodeClaim[] = [];
     for (const type of STORAGE_TYPES) {
         const labelled = str(labels[`${LABEL_PREFIX}${type}`]);
@@ -246,9 +268,8 @@ export function normalizeDevice(path: string): string {
 }
 
 /**
- * Claims of all NodePatches, one per (node, type, storage). A stack policy sees outputs, and after an
- * update a NodePatch's outputs carry every label of the node, so the same claim can come from several
- * patches: the patch named `<storage>-<node>-label` wins, else the first.
+ * Claims of all label commands, one per (node, type, storage). Should two resources claim the same
+ * (a hand-made stack), the one named `<storage>-<node>-label` wins, else the first.
  */
 export function collectNodeClaims(resources: PlannedResource[]): NodeClaim[] {
     const byKey = new Map<string, NodeClaim>();
@@ -316,7 +337,7 @@ function portOf(value: unknown): number | undefined {
 const NODE_COMMAND_ROLES = ["disks", "login"];
 
 /**
- * The endpoint of the node a claim's NodePatch labels: the remote command of the same storage
+ * The endpoint of the node a claim's label command labels: the remote command of the same storage
  * and node (`<storage>-<node>-disks` or `-login` beside `<storage>-<node>-label`, under the same
  * parents), or undefined when there is none or its connection cannot be seen.
  */

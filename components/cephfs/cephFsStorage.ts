@@ -15,7 +15,8 @@ import { cephDaemons } from "./daemons";
 import { CephFsIdentity } from "./identity";
 import { cephRollOrder } from "./gates";
 import { cephMons } from "./mons";
-import { cephNodeOsds, drainKubeTarget } from "./osds";
+import { cephNodeOsds } from "./osds";
+import { drainKubeTarget } from "../k8s/kubeTarget";
 import { CephPods } from "./pods";
 import { CephGates } from "./roll";
 

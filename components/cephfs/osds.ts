@@ -1,10 +1,11 @@
 import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { isKubeconfigContent } from "../config/formats";
+import { DrainKubeTarget, drainKubeArgs } from "../k8s/kubeTarget";
 import { hostPathVolume, mount, privileged } from "../k8s/workloads";
 import { devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
-import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
+import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, parseDeviceReport } from "../node/nodeCommand";
+import { nodeStorageLabel } from "../node/nodeLabel";
 import { renderNodeCommand } from "../node/shipped";
 import { nodeWipeArgs } from "../node/wipe";
 import { DeviceWipe } from "../config/model";
@@ -12,34 +13,6 @@ import { deviceSlug } from "./cluster";
 import { CephAdminPods } from "./admin";
 import { CephPods, Container, cephPaths, PodSpec, PodTemplate } from "./pods";
 import { cephScriptCommand, localScriptCommand } from "./scripts";
-
-/**
- * The cluster the Kubernetes provider uses, as kubectl options: the stack's kubernetes:context
- * and kubernetes:kubeconfig (a path, or the file's content). Neither set: the drain cannot know
- * it and refuses (cephfs-osd-remove.sh).
- */
-export interface DrainKubeTarget {
-    context?: string;
-    kubeconfigPath?: string;
-    kubeconfigContent?: pulumi.Input<string>;
-}
-
-/**
- * kubernetes:kubeconfig as the provider reads it: content when it looks like a kubeconfig, else a
- * path. A secret one is always content (validation refuses a secret path, which would reach
- * kubectl's arguments), so it only ever travels in the drain's secret environment.
- */
-export function drainKubeTarget(context: string | undefined, kubeconfig: string | undefined, kubeconfigIsSecret = false): DrainKubeTarget {
-    if (kubeconfig === undefined || kubeconfig === "") {
-        return { context };
-    }
-    return kubeconfigIsSecret || isKubeconfigContent(kubeconfig) ? { context, kubeconfigContent: kubeconfig } : { context, kubeconfigPath: kubeconfig };
-}
-
-/** kubectl target options of a local script (content goes through the environment, never argv). */
-export function drainKubeArgs(k: DrainKubeTarget): string[] {
-    return [...(k.context ? ["--context", k.context] : []), ...(k.kubeconfigPath ? ["--kubeconfig", k.kubeconfigPath] : []), ...(k.kubeconfigContent ? ["--kubeconfig-from-env"] : [])];
-}
 
 export interface CephNodeOsdsArgs {
     pods: CephPods;
@@ -107,7 +80,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
         { connection: nodeConnection(a.ssh, node, a.address), scripts: cephDiskScriptFiles, apply: diskCommand("apply"), release: diskCommand("release") },
         pods.child,
     );
-    const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices }, { ...pods.child, dependsOn: [disks] });
+    const label = nodeStorageLabel({ node, type: "cephfs", storage: pods.storage, devices, kube: a.kube }, { ...pods.child, dependsOn: [disks] });
     const prepares: Record<string, k8s.batch.v1.Job> = {};
     const osds: Record<string, k8s.apps.v1.Deployment> = {};
     const drains: Record<string, command.local.Command> = {};

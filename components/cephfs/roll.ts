@@ -2,7 +2,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { CephAdminPods } from "./admin";
 import { CephGateOrder, daemonSelector, guardHash, renderGateArgs } from "./gates";
-import { DrainKubeTarget, drainKubeArgs } from "./osds";
+import { DrainKubeTarget, drainKubeArgs } from "../k8s/kubeTarget";
 import { CephPods } from "./pods";
 import { localScriptCommand } from "./scripts";
 

@@ -22,9 +22,10 @@ export interface DerivedName {
 
 const scopes = {
     lvmCommand: "LvmStorage command:remote:Command",
-    lvmLabel: "LvmStorage kubernetes:core/v1:NodePatch",
+    lvmLabel: "LvmStorage command:local:Command",
     cephCommand: "CephFsStorage command:remote:Command",
-    cephLabel: "CephFsStorage kubernetes:core/v1:NodePatch",
+    // The node labels, OSD drains and roll gates: local commands of one name space.
+    cephLabel: "CephFsStorage command:local:Command",
     cephDrain: "CephFsStorage command:local:Command",
     // ConfigMaps, Secrets, Services and workloads of the storage namespace, one name space for all.
     namespaced: "objects of the storage namespace",

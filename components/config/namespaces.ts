@@ -100,20 +100,30 @@ export function unknownConfigKeys(fullKeys: readonly string[]): ConfigIssue[] {
 }
 
 /**
- * `kubernetes:` values the CephFS OSD drain hands to kubectl: a secret context or kubeconfig path
- * would sit in its arguments (state, preview, ps), so they are refused as secrets while a cephfs
- * storage exists. A secret kubeconfig content travels in the drain's secret environment.
+ * The storage types whose nodes get a label command (components/node/nodeLabel.ts: kubectl where
+ * `pulumi up` runs), by their config key. CephFS's drains and gates run kubectl there too.
+ */
+export const kubectlStorageKeys = ["lvm", "cephfs", "iscsi"] as const;
+
+/**
+ * `kubernetes:` values the node label commands (and the CephFS drains and gates) hand to kubectl:
+ * a secret context or kubeconfig path would sit in their arguments (state, preview, ps), so they
+ * are refused as secrets while a storage with nodes (lvm, cephfs, iscsi) exists. A secret
+ * kubeconfig content travels in the commands' secret environment.
  */
 function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey: string) => boolean): ConfigIssue[] {
-    const cephfs = all[`${configNamespace}:cephfs`];
-    if (!Array.isArray(cephfs) || cephfs.length === 0) {
+    const labelled = kubectlStorageKeys.some((k) => {
+        const storages = all[`${configNamespace}:${k}`];
+        return Array.isArray(storages) && storages.length > 0;
+    });
+    if (!labelled) {
         return [];
     }
     const issues: ConfigIssue[] = [];
     if (isSecret("kubernetes:context")) {
         issues.push({
             path: "kubernetes:context",
-            message: "is a secure: value, but the CephFS OSD drain passes the context to kubectl as --context in its arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+            message: "is a secure: value, but the node label commands (and the CephFS drains) pass the context to kubectl as --context in their arguments (state, preview, ps); a context name is not a credential, so set it in clear",
         });
     }
     const kubeconfig = all["kubernetes:kubeconfig"];
@@ -122,7 +132,7 @@ function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey
     if (isSecret("kubernetes:kubeconfig") && known && !isKubeconfigContent(kubeconfig)) {
         issues.push({
             path: "kubernetes:kubeconfig",
-            message: "is a secure: value that names a file, but the CephFS OSD drain passes a kubeconfig path to kubectl in its arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
+            message: "is a secure: value that names a file, but the node label commands (and the CephFS drains) pass a kubeconfig path to kubectl in their arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
         });
     }
     return issues;

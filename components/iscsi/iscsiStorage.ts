@@ -1,6 +1,8 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeScriptCommand, nodeStorageLabel } from "../node/nodeCommand";
+import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeScriptCommand } from "../node/nodeCommand";
+import { nodeStorageLabel } from "../node/nodeLabel";
+import { DrainKubeTarget } from "../k8s/kubeTarget";
 import { storageClass } from "../k8s/storageClass";
 import { CsiDriverRef } from "../k8s/driverRef";
 import { sanlockAllowedTopologies } from "./hostId";
@@ -18,6 +20,8 @@ export interface IscsiStorageArgs {
     /** Node name -> SSH endpoint, for every initiator. */
     nodes: Record<string, NodeAddress>;
     ssh: SshSettings;
+    /** The cluster the node label commands' kubectl talks to: the Kubernetes provider's. */
+    kube?: DrainKubeTarget;
     /** The shared csi-sanlock-lvm installation (deployed by this stack or another). */
     driver: CsiDriverRef;
     isDefault?: boolean;
@@ -85,7 +89,7 @@ export class IscsiStorage extends pulumi.ComponentResource {
 
         const labels = args.initiators.map((initiator) =>
             nodeStorageLabel(
-                { node: initiator, type: "iscsi", storage: name, devices: [`${args.iqn}/lun${args.lun}`] },
+                { node: initiator, type: "iscsi", storage: name, devices: [`${args.iqn}/lun${args.lun}`], kube: args.kube ?? {} },
                 { ...child, dependsOn: [this.logins[initiator], this.vgCommand] },
             ),
         );

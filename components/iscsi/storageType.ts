@@ -38,6 +38,7 @@ export const iscsiStorageType = defineStorageType({
                 initiators: s.initiators,
                 nodes: ctx.model.nodes,
                 ssh: ctx.ssh(),
+                kube: ctx.kube(),
                 driver,
                 isDefault: s.default,
                 wipe: s.wipe,

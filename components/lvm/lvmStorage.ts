@@ -4,7 +4,9 @@ import * as pulumi from "@pulumi/pulumi";
 import { DeviceWipe, ThinConfig } from "../config/model";
 import { imageRef, images } from "../images";
 import { commonLabels, lvmVolumeGroup, storageLabelKey } from "../naming";
-import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, nodeStorageLabel, parseDeviceReport } from "../node/nodeCommand";
+import { NodeAddress, SshSettings, needsSudo, nodeConnection, nodeDiskCommand, parseDeviceReport } from "../node/nodeCommand";
+import { nodeStorageLabel } from "../node/nodeLabel";
+import { DrainKubeTarget } from "../k8s/kubeTarget";
 import { hostDevMount, hostDevVolume, mount, hostPathVolume, nodeDaemonSet, privileged } from "../k8s/workloads";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { storageClass } from "../k8s/storageClass";
@@ -20,6 +22,8 @@ export interface LvmStorageArgs {
     /** Node name -> SSH endpoint, for every node in `hosts`. */
     nodes: Record<string, NodeAddress>;
     ssh: SshSettings;
+    /** The cluster the node label commands' kubectl talks to: the Kubernetes provider's. */
+    kube?: DrainKubeTarget;
     /** The shared TopoLVM driver (one per cluster, shared by all LVM storages; deployed by this stack or another). */
     driver: CsiDriverRef;
     /** Make this the cluster's default StorageClass. */
@@ -76,7 +80,7 @@ export class LvmStorage extends pulumi.ComponentResource {
             );
             this.diskCommands[node] = disks;
             reports[node] = disks.stdout.apply((out) => parseDeviceReport(out ?? ""));
-            nodeStorageLabel({ node, type: "lvm", storage: name, devices }, { ...child, dependsOn: [disks] });
+            nodeStorageLabel({ node, type: "lvm", storage: name, devices, kube: args.kube ?? {} }, { ...child, dependsOn: [disks] });
         }
 
         const lvmdYaml = lvmdConfig({ deviceClass: name, volumeGroup: vg, thin: args.thin });

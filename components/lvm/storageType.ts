@@ -16,7 +16,7 @@ export const lvmStorageType = defineStorageType({
     component: (s, _i, driver, ctx) =>
         new LvmStorage(
             s.name,
-            { hosts: s.hosts, nodes: ctx.model.nodes, ssh: ctx.ssh(), driver, isDefault: s.default, wipe: s.wipe, thin: s.thin },
+            { hosts: s.hosts, nodes: ctx.model.nodes, ssh: ctx.ssh(), kube: ctx.kube(), driver, isDefault: s.default, wipe: s.wipe, thin: s.thin },
             ctx.opts,
         ),
     outputs: (s) => ({ volumeGroup: s.volumeGroup, nodes: s.nodes, devices: s.devices }),

@@ -1,7 +1,6 @@
 import * as command from "@pulumi/command";
-import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { NodeStorageType, devicesAnnotationKey, nodeResourceName, storageLabelKey } from "../naming";
+import { nodeResourceName } from "../naming";
 import { scriptBundle } from "./bundle";
 import { bundleAssetFile, bundleStagingPath } from "./shipped";
 
@@ -166,37 +165,6 @@ export function nodeDiskCommand(
             deleteBeforeReplace: true,
             customTimeouts: { create: "15m", update: "15m", delete: "15m" },
         },
-    );
-}
-
-export interface NodeStorageLabelArgs {
-    node: string;
-    type: NodeStorageType;
-    storage: string;
-    devices: string[];
-}
-
-/**
- * Marks a node as serving a storage, after its disks are ready (pass the disk command in
- * dependsOn). Deleting it first on node removal makes the storage's daemons leave the node
- * before its disks are released.
- */
-export function nodeStorageLabel(a: NodeStorageLabelArgs, opts: pulumi.CustomResourceOptions): k8s.core.v1.NodePatch {
-    return new k8s.core.v1.NodePatch(
-        nodeResourceName(a.storage, a.node, "label"),
-        {
-            metadata: {
-                name: a.node,
-                labels: { [storageLabelKey(a.type)]: a.storage },
-                annotations: {
-                    [devicesAnnotationKey(a.type)]: a.devices.join(","),
-                    // Own field manager per storage: patches of two storages on one node never
-                    // take each other's labels away.
-                    "pulumi.com/patchFieldManager": `zcloud-${a.storage}`,
-                },
-            },
-        },
-        opts,
     );
 }
 

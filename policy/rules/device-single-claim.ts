@@ -2,7 +2,7 @@ import { claimsByMachine, Finding, listText, NodeClaim, PlannedResource } from "
 
 /**
  * storage-device-single-claim: a device of a machine is declared by at most one storage, read from
- * the `storage.zcloud.io/<type>-devices` annotations of all NodePatches of the machine (a node
+ * the `storage.zcloud.io/<type>-devices` annotations of all node label commands of the machine (a node
  * name, or the node names whose remote commands reach one SSH endpoint). Paths are compared as
  * declared: /dev/sdb and its /dev/disk/by-id name are not known to be one disk here (the node
  * script resolves and refuses that case on the node).

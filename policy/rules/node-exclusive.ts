@@ -3,7 +3,7 @@ import { claimsByMachine, Finding, listText, Machine, NodeClaim, PlannedResource
 /**
  * storage-node-exclusive: a machine serves at most one of lvm and cephfs, and at most one storage
  * of each type. A machine is a node name, or several node names whose remote commands reach one
- * SSH endpoint. One finding per machine, on the NodePatch that completes the conflict.
+ * SSH endpoint. One finding per machine, on the label command that completes the conflict.
  */
 export function checkNodeExclusive(resources: PlannedResource[]): Finding[] {
     const findings: Finding[] = [];

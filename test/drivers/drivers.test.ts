@@ -123,12 +123,12 @@ before(async () => {
     vg = loopVolumeGroup(dir, `zcloud-${thick}`);
     // In place of the in-cluster config (a service account token at a fixed path): the stand-in.
     // It holds what the plan puts in the cluster before the driver starts: the CSIDriver and node1
-    // with the label and annotations of its disk command's NodePatch.
+    // with the label and annotation its label command applies (the Node on the command's stdin).
     const csiDriver = resourceNamed(run, "topolvm-csidriver");
     const label = resourceNamed(run, `${thick}-node1-label`);
     api = await startApiStandIn(path.join(dir, "api.sock"), [
         { apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: csiDriver.inputs.metadata as any, spec: csiDriver.inputs.spec },
-        { apiVersion: "v1", kind: "Node", metadata: label.inputs.metadata as any },
+        { apiVersion: "v1", kind: "Node", metadata: JSON.parse(String(label.inputs.stdin)).metadata },
     ]);
     kubeconfig = path.join(dir, "kubeconfig");
     fs.writeFileSync(

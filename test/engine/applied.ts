@@ -2,17 +2,20 @@
  * A stack applied the way `pulumi up` applies it, without the Pulumi CLI: a control plane on
  * 127.0.0.1 (controlplane.sh: etcd, kube-apiserver, controller-manager, scheduler, kwok nodes),
  * sandbox SSH nodes with loop devices (nodes.ts), each node's planned disk command run over SSH,
- * then every manifest `npm run plan -- <stack> --out` renders applied with kubectl (labels
- * included), so kwok runs the pods the program declares. Used by the day-2 status test and bench;
+ * each node's planned label command run here with kubectl (as `pulumi up` runs it), then every
+ * manifest `npm run plan -- <stack> --out` renders applied with kubectl, so kwok runs the pods the
+ * program declares. Used by the day-2 status test and bench;
  * needs only the control plane's binaries (build-tools.sh node kubernetes etcd kwok) and root.
  */
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { SandboxNode, startNodes, stopNodes } from "./nodes";
 import { stackForNodes } from "../helpers/day2";
-import { copyOverSsh, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
+import { copyOverSsh, plannedCommands, removeCopiesCommand, runLabelCommand } from "../helpers/planned";
+import { nodeLabelFieldManager } from "../../components/node/nodeLabel";
 import { lvmQuiet, sh, tryRun } from "../helpers/sshNode";
 
 const here = __dirname;
@@ -53,11 +56,12 @@ export function manifestsInApplyOrder(out: string): string[] {
 /**
  * Applies the manifests `npm run plan -- <stack> --out <dir>` wrote to <dir>/manifests, in the
  * order of its index (the program's dependencies): namespaces and CRDs first (CRDs waited Established),
- * then every other object; a NodePatch renders as a Node and is merged into the node as the
- * program's patch would (never applied: kubectl would take over the node's own labels from its
- * client-side apply and drop them).
+ * then every other object. A node label renders as the Node its command applies: with
+ * `labels: "apply"` it is server-side-applied as that command does (the storage's field manager,
+ * only the label and annotation); with "commands" it is left to the caller, which runs the
+ * planned label commands themselves (applyStackFile).
  */
-export function applyManifests(out: string, kubectl: (args: string[]) => string): void {
+export function applyManifests(out: string, kubectl: (args: string[]) => string, labels: "apply" | "commands" = "apply"): void {
     const files = manifestsInApplyOrder(out);
     const first = files.filter((f) => /^kind: (Namespace|CustomResourceDefinition)$/m.test(fs.readFileSync(f, "utf8")));
     for (const f of first) {
@@ -65,8 +69,13 @@ export function applyManifests(out: string, kubectl: (args: string[]) => string)
     }
     kubectl(["wait", "--for", "condition=Established", "--timeout", "60s", "crd", "--all"]);
     for (const f of files.filter((f) => !first.includes(f))) {
-        if (/^kind: Node$/m.test(fs.readFileSync(f, "utf8"))) {
-            kubectl(["patch", "-f", f, "--type", "merge", "--patch-file", f]);
+        const text = fs.readFileSync(f, "utf8");
+        if (/^kind: Node$/m.test(text)) {
+            const storage = /^ {4}storage\.zcloud\.io\/[a-z]+: (\S+)$/m.exec(text)?.[1];
+            assert.ok(storage, `${f}: a Node without a storage label`);
+            if (labels === "apply") {
+                kubectl(["apply", "--server-side", "--field-manager", nodeLabelFieldManager(storage), "-f", f]);
+            }
         } else {
             kubectl(["apply", "--server-side", "--field-manager", `zcloud-${path.basename(f, ".yaml")}`, "-f", f]);
         }
@@ -130,12 +139,13 @@ export async function startSandbox(count: number, devices: number): Promise<Sand
 /**
  * Applies a stack file to the sandbox as `pulumi up` would: `npm run plan -- <file> --out`, then
  * per node command its script copy and its disk command over SSH (host key pinned), then the
- * manifests (labels included), as the dependency graph orders them.
+ * label commands (kubectl here), then the manifests, as the dependency graph orders them.
  */
 export async function applyStackFile(sb: Sandbox, stackFile: string): Promise<void> {
     const out = path.join(sb.dir, `out-${path.basename(stackFile, ".yaml")}`);
     execFileSync(process.execPath, ["--import", "tsx", path.join(root, "tools", "plan.ts"), stackFile, "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-    for (const cmd of await plannedNodeCommands(fs.readFileSync(stackFile, "utf8"))) {
+    const planned = await plannedCommands(fs.readFileSync(stackFile, "utf8"));
+    for (const cmd of planned.nodes) {
         const n = sb.nodes[cmd.node];
         const knownHosts = path.join(sb.dir, `known_hosts_${cmd.node}`);
         fs.writeFileSync(knownHosts, `[${n.address}]:${n.port} ${n.hostKey}\n`);
@@ -147,7 +157,11 @@ export async function applyStackFile(sb: Sandbox, stackFile: string): Promise<vo
         ssh(cmd.create);
         sb.onStop(() => ssh(removeCopiesCommand([cmd.copy])));
     }
-    applyManifests(out, sb.kubectl);
+    // The label commands for real: kubectl where `pulumi up` runs, against the sandbox's API server.
+    for (const label of planned.labels) {
+        runLabelCommand(label, "create", sb.env);
+    }
+    applyManifests(out, sb.kubectl, "commands");
 }
 
 /**

@@ -177,7 +177,10 @@ node_ready() {
 add_node() {
   name=$1
   [ -f "$dir/kubeconfig" ] || die "no control plane in $dir (start it first)"
-  kubectl --kubeconfig "$dir/kubeconfig" apply -f - >/dev/null <<EOF
+  # Created as a kubelet registers a node: no client-side apply annotation (a server-side apply by
+  # the label commands would take over that apply's fields and drop them; they refuse such nodes).
+  kubectl --kubeconfig "$dir/kubeconfig" get node "$name" >/dev/null 2>&1 ||
+    kubectl --kubeconfig "$dir/kubeconfig" create -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Node
 metadata:

@@ -16,6 +16,9 @@ const root = path.resolve(__dirname, "..", "..");
 /** The last commit whose program carried the scripts inline (in every remote command and workload). */
 export const inlineScriptsCommit = "b2e623684638ef02933adcad7f9bb7cc601db69f";
 
+/** The last commit whose program labelled nodes by NodePatch (manager `zcloud-<storage>`), before the label commands. */
+export const nodePatchLabelsCommit = "58181c8d2f5acf628b1ffbe8333b68e067cae07d";
+
 /**
  * `commit`'s program (index.ts, components) and its plan tool (tools, policy), unpacked;
  * `cleanup` removes the copy.

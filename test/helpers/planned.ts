@@ -4,7 +4,7 @@
  * offline plan's JSON output (`npm run plan -- <file> --json`, DESIGN "Offline plan") — so tests
  * do exactly what the engine would do on a node: the copy first, then the command.
  */
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -133,8 +133,48 @@ export function removeCopiesCommand(copies: PlannedCopy[]): string {
     return `rm -f -- ${files}; rmdir .zcloud-storage/scripts .zcloud-storage 2>/dev/null || true`;
 }
 
-export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNodeCommand[]> {
+/** A planned node label: a local command (`<storage>-<node>-label`) applying the Node on its stdin with kubectl. */
+export interface PlannedLabelCommand {
+    name: string;
+    node: string;
+    create: string;
+    delete: string;
+    stdin: string;
+}
+
+export async function plannedLabelCommands(stackYaml: string): Promise<PlannedLabelCommand[]> {
+    return labelCommandsOf(await planJson(stackYaml));
+}
+
+function labelCommandsOf(plan: PlanJson): PlannedLabelCommand[] {
+    return plan.resources
+        .filter((r) => r.type === "command:local:Command" && r.name.endsWith("-label"))
+        .map((r) => {
+            const stdin = commandInput(r.name, r.inputs, "stdin");
+            const node = (JSON.parse(stdin) as { metadata: { name: string } }).metadata.name;
+            return { name: r.name, node, create: commandInput(r.name, r.inputs, "create"), delete: commandInput(r.name, r.inputs, "delete"), stdin };
+        });
+}
+
+/**
+ * Runs a planned label command's phase as the command provider runs a local command: `/bin/sh -c`
+ * where `pulumi up` runs, stdin on create (and update) only, `env` (KUBECONFIG of the cluster).
+ */
+export function runLabelCommand(cmd: PlannedLabelCommand, phase: "create" | "delete", env: NodeJS.ProcessEnv): void {
+    execFileSync("/bin/sh", ["-c", cmd[phase]], { input: phase === "create" ? cmd.stdin : "", env, stdio: ["pipe", "pipe", "pipe"] });
+}
+
+/** The disk commands and the label commands of one offline plan. */
+export async function plannedCommands(stackYaml: string): Promise<{ nodes: PlannedNodeCommand[]; labels: PlannedLabelCommand[] }> {
     const plan = await planJson(stackYaml);
+    return { nodes: nodeCommandsOf(plan), labels: labelCommandsOf(plan) };
+}
+
+export async function plannedNodeCommands(stackYaml: string): Promise<PlannedNodeCommand[]> {
+    return nodeCommandsOf(await planJson(stackYaml));
+}
+
+function nodeCommandsOf(plan: PlanJson): PlannedNodeCommand[] {
     return plan.resources
         .filter((r) => r.type === "command:remote:Command")
         .map((r) => {

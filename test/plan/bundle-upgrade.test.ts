@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
@@ -39,7 +39,7 @@ test("the old program inlined the scripts: its plan is the base this proof needs
 });
 
 test("old program -> new: every remote command updates in place (create/update/delete strings), copies are created, nothing is replaced or deleted", () => {
-    const changes = diffPlans(before_.resources, after_.resources);
+    const changes = upgradeDiff(before_.resources, after_.resources);
     // The filesystem Job is replaced on any change of its scripts, as before (its script set now
     // comes from a ConfigMap: test/plan/cephfs-scripts.test.ts); it runs idempotently and holds no data.
     assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), ["replace shared-fs-filesystem"]);

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
 
@@ -38,7 +38,7 @@ before(async () => {
 after(() => old?.cleanup());
 
 test("keys: aes256 on: three 32-byte key resources created (not the CSI user's), every daemon (its key hash) and gate updated in place; nothing replaced or deleted", () => {
-    const changes = diffPlans(plain.resources, flagged.resources);
+    const changes = upgradeDiff(plain.resources, flagged.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6"];
     // The key Secrets get the new keys too, but a plan shows secret values only as [secret]: the
@@ -68,7 +68,7 @@ test("keys: aes256 on: three 32-byte key resources created (not the CSI user's),
 });
 
 test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-place updates; the one replace is the filesystem Job (a new image), the deletes the old Ceph script sets (each set new since the library moved out of them: test/plan/ceph-library.test.ts)`, () => {
-    const changes = diffPlans(oldPlain.resources, flagged.resources);
+    const changes = upgradeDiff(oldPlain.resources, flagged.resources);
     assert.deepEqual(changes.filter((c) => c.kind === "replace").map((c) => c.resource.name), ["shared-fs-filesystem"]);
     const oldSet = (set: string) => oldPlain.resources.find((r) => new RegExp(`^ceph-shared-fs-scripts-${set}-[0-9a-f]{12}$`).test(r.name))!.name;
     assert.deepEqual(changes.filter((c) => c.kind === "delete").map((c) => c.resource.name).sort(), ["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map(oldSet).sort());
@@ -78,7 +78,7 @@ test(`${baseCommit} (Squid, no flag) -> now with keys: aes256: creates and in-pl
 });
 
 test("csiKey: aes256 on: the CSI user's 32-byte key resource created (the old one kept), the mons' init drops --allow-aes-keys; no daemon key changes", () => {
-    const changes = diffPlans(plain.resources, csiFlagged.resources);
+    const changes = upgradeDiff(plain.resources, csiFlagged.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     // The CSI Secrets take the new key too, but a plan shows secret values only as [secret].
     assert.deepEqual(said, [

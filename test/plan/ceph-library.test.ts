@@ -15,7 +15,7 @@ import { describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
 import { CephScript, cephLibraryBundle, cephLibraryName, cephScriptBundle, cephScriptSetName, LocalScript } from "../../components/cephfs/scripts";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
 import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
@@ -57,7 +57,7 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
     test("pulumi up: the library and the six slimmer sets created, the old sets deleted; every daemon Deployment and gate updated in place once, the drains' delete in place, the filesystem Job replaced; nothing else", () => {
         const was = plans.before();
         const now = plans.now();
-        const changes = diffPlans(was.resources, now.resources);
+        const changes = upgradeDiff(was.resources, now.resources);
         const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
         const oldSets = was.resources.filter(isCephSet).map((r) => r.name);
         assert.equal(oldSets.length, 6);
@@ -127,7 +127,7 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
         const now = plans.now();
         const names = (rs: PlannedResource[]) => rs.map((r) => r.name);
         assert.deepEqual(names(rollChains(now.resources).get("shared-fs")!), names(rollChains(was.resources).get("shared-fs")!));
-        const order = renderRollOrder(diffPlans(was.resources, now.resources), now.resources).split("\n");
+        const order = renderRollOrder(upgradeDiff(was.resources, now.resources), now.resources).split("\n");
         const restarts = order.filter((l) => /^ +\d+\. restart /.test(l)).map((l) => l.split("restart ")[1]);
         assert.deepEqual([...restarts].sort(), [...deployments].sort(), "each daemon once");
         assert.equal(order.filter((l) => /^ +\d+\. gate /.test(l)).length, 18, "every gate runs again");
@@ -150,7 +150,7 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
             assert.equal(r.code, 0, r.stderr);
             const out = r.stdout;
             // 18 gates and 11 daemons updated in place, 4 drains; the library, six sets and two local sets created, their predecessors deleted; the Job replaced; the 4 OSD prepare Jobs created; the ceph-csi provisioner updated (--setmetadata)
-            assert.ok(/\n8 to delete, 1 to replace, 34 to update, 13 to create\n/.test(out), out);
+            assert.ok(/\n11 to delete, 1 to replace, 34 to update, 16 to create\n/.test(out), out);
             assert.ok(out.includes(`\nceph-library.sh: script set ${cephLibraryBundle().id}, new: lib.sh, ceph/ceph-lib.sh\n`), out);
             const oldOsd = JSON.parse(oldPlan).resources.find((x: PlannedResource) => /^ceph-shared-fs-scripts-osd-[0-9a-f]{12}$/.test(x.name)).name.slice(-12);
             // (ceph-osd.sh itself changed too since: prepare-only and the device lock, test/plan/ceph-osd-prepare.test.ts)
@@ -173,7 +173,7 @@ describe(`a stack made by ${beforeRelease} (Ceph 19.2.4): the release and the li
     test("every daemon Deployment is updated once, in place; the same gates as before, in the same chain, each run once", () => {
         const was = plans.before();
         const now = plans.now();
-        const changes = diffPlans(was.resources, now.resources);
+        const changes = upgradeDiff(was.resources, now.resources);
         // (the ceph-csi provisioner's --setmetadata is no Ceph daemon: test/plan/cephcsi-setmetadata-upgrade.test.ts)
         const updated = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.name !== "ceph-csi-cephfs-provisioner").map((c) => `${c.kind} ${c.resource.name}`);
         assert.deepEqual(updated.sort(), deployments.map((d) => `update ${d}`).sort());

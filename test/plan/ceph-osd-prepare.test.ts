@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { osdLockDir } from "../../components/cephfs/osds";
 import { cephNames } from "../../components/naming";
-import { diffPlans } from "../../tools/plan/diff";
+import { LABEL_COMMAND, NODE_PATCH, upgradeDiff } from "../helpers/labelMove";
 import { movedToLibrary, scriptArgv, withPrepareLocks } from "../helpers/cephScripts";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 import { PlanRun, PlannedResource, baseConfig } from "../helpers/plan";
@@ -90,6 +90,8 @@ test("a Job depends on its node's disk command and label and the mons' quorum (m
         const deps = depNames(now, job);
         assert.deepEqual(deps.filter((d) => d.startsWith("shared-fs-gate-")), ["shared-fs-gate-mon-c"], job.name);
         assert.deepEqual(deps.filter((d) => /^shared-fs-node\d-(disks|label)$/.test(d)), [`shared-fs-${node}-disks`, `shared-fs-${node}-label`], job.name);
+        // the label is the node's label command (kubectl server-side apply where pulumi up runs)
+        assert.ok(job.dependencies.includes(byName(now, `shared-fs-${node}-label`, LABEL_COMMAND).urn), `${job.name} depends on its node's label command`);
         const osd = byName(now, cephNames("shared-fs").osd(node, device), DEPLOYMENT);
         assert.ok(osd.dependencies.includes(job.urn), `${osd.name} depends on ${job.name}`);
         // the OSD still starts in the roll: after its host's ok-to-stop gate
@@ -105,7 +107,7 @@ test("a Job depends on its node's disk command and label and the mons' quorum (m
 test(`${beforeJobs} -> now: creates the prepare Jobs; each OSD Deployment gains the locks' mount in the same in-place update that moves it to the shared library (test/plan/ceph-library.test.ts); nothing else the Jobs change`, () => {
     const was = plans.before();
     const now = plans.now();
-    const changes = diffPlans(was.resources, now.resources);
+    const changes = upgradeDiff(was.resources, now.resources);
     assert.deepEqual(
         changes.filter((c) => c.resource.type === JOB && c.resource.name !== "shared-fs-filesystem").map((c) => `${c.kind} ${c.resource.name}`).sort(),
         devices.map(([n, , s]) => `create shared-fs-${n}-osd-${s}-prepare`),
@@ -120,6 +122,7 @@ test(`${beforeJobs} -> now: creates the prepare Jobs; each OSD Deployment gains 
         assert.deepEqual(c.resource.inputs, withPrepareLocks(movedToLibrary(before.inputs, "shared-fs"), c.resource.name), c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, before.replaceOnChanges, c.resource.name);
     }
-    // the disk commands and labels do not change
-    assert.deepEqual(changes.filter((c) => c.resource.type.startsWith("command:remote:") || c.resource.type === "kubernetes:core/v1:NodePatch"), []);
+    // the disk commands do not change; the labels only move (NodePatch -> label command, which
+    // upgradeDiff asserts and leaves out)
+    assert.deepEqual(changes.filter((c) => c.resource.type.startsWith("command:remote:") || c.resource.type === NODE_PATCH || /-label$/.test(c.resource.name)), []);
 });

@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram } from "../helpers/oldProgram";
 import { PlanRun, baseConfig, planValues } from "../helpers/plan";
@@ -57,7 +57,7 @@ test(`${baseCommit} shipped Squid v19.2.4, this program ships Tentacle v20.2.4 i
 });
 
 test(`${baseCommit} -> now: the daemons and admin pods update in place (the image), the filesystem Job is replaced, the gates run again; keys and Secrets unchanged`, () => {
-    const changes = diffPlans(before_.resources, after_.resources);
+    const changes = upgradeDiff(before_.resources, after_.resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     // every Ceph set: a new ConfigMap (the mon-init script changed; each set now without the
     // library, which is one ConfigMap of its own), the old one deleted

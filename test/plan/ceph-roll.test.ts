@@ -16,7 +16,7 @@ import * as yaml from "js-yaml";
 import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/roll";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
@@ -195,13 +195,13 @@ describe("the roll in the graph", () => {
 
 describe("what runs a gate again: a change of what it guards, nothing else", () => {
     const changedGates = (other: PlanRun) =>
-        diffPlans(run.resources, other.resources)
+        upgradeDiff(run.resources, other.resources)
             .filter((c) => isRollGate(c.resource))
             .map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`)
             .sort();
 
     test("another image (registry): every daemon restarts, every gate runs again (an update of its environment, never a replace)", () => {
-        const changes = diffPlans(run.resources, registry.resources);
+        const changes = upgradeDiff(run.resources, registry.resources);
         assert.deepEqual(changedGates(registry), gates().map((g) => `update ${g.name} environment.${gateGuardsEnv}`).sort());
         const daemons = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.parent.endsWith("shared-fs"));
         assert.equal(daemons.length, 3 + 2 + 4 + 2);
@@ -209,7 +209,7 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
     });
 
     test("ceph.conf changes (replicas 3 -> 2): its hash restarts every daemon through every gate", () => {
-        const changes = diffPlans(run.resources, fewerReplicas.resources);
+        const changes = upgradeDiff(run.resources, fewerReplicas.resources);
         const daemons = changes.filter((c) => c.resource.type === DEPLOYMENT && c.resource.name.startsWith("ceph-shared-fs-"));
         assert.deepEqual(daemons.map((c) => `${c.kind} ${c.fields.join(",")}`), Array(11).fill("update spec.template.metadata"));
         assert.deepEqual(changedGates(fewerReplicas), gates().map((g) => `update ${g.name} environment.${gateGuardsEnv}`).sort());
@@ -221,14 +221,14 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
             // node4's osd-up also waits for one OSD more (--osds 2): its command changes, in place
             ["node4-ok-to-stop", "node4-osd-up", "noout-set", "noout-unset", "roll-start"].map((g) => `update shared-fs-gate-${g} ${g === "node4-osd-up" ? "create," : ""}environment.${gateGuardsEnv}`),
         );
-        const changes = diffPlans(run.resources, grown.resources);
+        const changes = upgradeDiff(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
     });
 });
 
 describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
     test("pulumi up: the gates and their script set created; every daemon updated in place (ceph.conf and key hashes), drains in place; nothing replaced or deleted", () => {
-        const changes = diffPlans(old.resources, run.resources).filter((c) => !isSetMetadata(c.resource));
+        const changes = upgradeDiff(old.resources, run.resources).filter((c) => !isSetMetadata(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         // The mon-init script changed too (the monmap's ciphers follow the mon key's type): its
         // set is a new ConfigMap, the old one goes once the mons moved.
@@ -280,13 +280,13 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
 
     test("the first up is already gated: the gates are created in the same up, between the updates, and their create runs the check", () => {
         const order = rollChains(run.resources).get("shared-fs")!;
-        const changes = new Map(diffPlans(old.resources, run.resources).map((c) => [c.resource.urn, c.kind]));
+        const changes = new Map(upgradeDiff(old.resources, run.resources).map((c) => [c.resource.urn, c.kind]));
         // Every step of the chain changes in this up: restarts (updates) alternate with gates (creates).
         assert.deepEqual(
             order.map((r) => changes.get(r.urn)),
             order.map((r) => (isRollGate(r) ? "create" : "update")),
         );
-        const text = renderRollOrder(diffPlans(old.resources, run.resources), run.resources);
+        const text = renderRollOrder(upgradeDiff(old.resources, run.resources), run.resources);
         assert.equal(
             text,
             [
@@ -346,8 +346,9 @@ describe(`an existing stack made by ${beforeGates} (no gates)`, () => {
             // 18 gates, the library, the six Ceph sets, the two local sets and 4 OSD prepare Jobs
             // created; the five old Ceph sets deleted (the library moved out of them); the
             // filesystem Job replaced and the admin pods updated (the image, Squid -> Tentacle); the
-            // ceph-csi provisioner updated (--setmetadata)
-            assert.ok(/\n5 to delete, 1 to replace, 17 to update, 31 to create\n/.test(out), out);
+            // ceph-csi provisioner updated (--setmetadata); and the three node labels move: their
+            // NodePatches deleted, their label commands created
+            assert.ok(/\n8 to delete, 1 to replace, 17 to update, 34 to create\n/.test(out), out);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -358,7 +359,7 @@ describe(`an existing stack made by ${beforeRollStart} (gates, no roll-start)`, 
     test("pulumi up: roll-start and the new gate script set created, the old set deleted; the other gates updated in place (the new set's name, the new local script); no daemon, drain, disk command or label changes", () => {
         // The same base also sees the mon-init script set's change since (the AES-256 mon. key):
         // test/plan/ceph-key-rotation.test.ts holds those changes; here only the gates'.
-        const all = diffPlans(gated.resources, run.resources);
+        const all = upgradeDiff(gated.resources, run.resources);
         const isGateSet = (r: { type: string; name: string }) => r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-gate-");
         // the gates' and drains' local sets and the drains' stub: the next describe's change
         const isLocal = (r: { type: string; name: string }) => (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-cephfs-")) || (r.type === LOCAL && r.name.endsWith("-drain"));
@@ -406,7 +407,7 @@ describe(`an existing stack made by ${beforeStub} (gates and drains with their l
             r.name === "ceph-shared-fs-admin" ||
             r.name === "shared-fs-filesystem" ||
             (r.type === CONFIG_MAP && r.name.startsWith("ceph-shared-fs-scripts-mon-init-"));
-        const changes = diffPlans(inline.resources, run.resources).filter((c) => !release(c.resource) && !isCephSet(c.resource) && !isPrepare(c.resource) && !isSetMetadata(c.resource));
+        const changes = upgradeDiff(inline.resources, run.resources).filter((c) => !release(c.resource) && !isCephSet(c.resource) && !isPrepare(c.resource) && !isSetMetadata(c.resource));
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         assert.deepEqual(by("create"), [cephScriptSetName("shared-fs", "cephfs-gate.sh"), cephScriptSetName("shared-fs", "cephfs-osd-remove.sh")].sort());
         assert.deepEqual(by("replace"), []);

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { cephLibraryBundle, cephLibraryName, cephScriptBundle } from "../../components/cephfs/scripts";
 import { configHash } from "../../components/cephfs/gates";
 import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
@@ -135,7 +135,7 @@ describe("CephFS script sets", () => {
 
 describe("an existing stack made by the program with inline scripts", () => {
     test("pulumi up: the sets' ConfigMaps created, daemons and drains updated in place, the Job replaced as on any script change; nothing deleted, no drain replaced", () => {
-        const changes = diffPlans(old.resources, run.resources);
+        const changes = upgradeDiff(old.resources, run.resources);
         const by = (kind: string) => changes.filter((c) => c.kind === kind).map((c) => c.resource.name).sort();
         // New: the script sets' ConfigMaps, and each node's disk-script copy (test/plan/bundle-upgrade.test.ts).
         const diskCopies = ["node3", "node4", "node5"].map((n) => `shared-fs-${n}-disks-scripts`);

@@ -312,7 +312,7 @@ describe("CephFS graph", () => {
         ]);
         // Deletes run after the label update: the old drain reads the new list from this
         // annotation (same key) and keeps the OSD when a declared path is the same disk.
-        const label = resourceNamed(old, "shared-fs-node5-label").inputs as any;
+        const label = JSON.parse(String(resourceNamed(old, "shared-fs-node5-label").inputs.stdin));
         assert.equal(label.metadata.annotations["storage.zcloud.io/cephfs-devices"], "/dev/sdb,/dev/sdc");
         const drain = resourceNamed(old, "shared-fs-node5-osd-sdb-drain", LOCAL);
         const del = String((drain.inputs as any).delete);

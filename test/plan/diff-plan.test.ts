@@ -82,14 +82,15 @@ describe("--diff-plan", () => {
         // (and the gates' and drains' local sets, read by their stubs; the OSD prepare Jobs: test/plan/ceph-osd-prepare.test.ts)
         const localSets = (["cephfs-gate.sh", "cephfs-osd-remove.sh"] as const).map((s) => cephScriptSetName("shared", s));
         // (and the storage's shared library, which every Ceph set runs after)
-        assert.deepEqual(kinds("+"), [cephLibraryName("shared"), ...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...localSets, ...gates.map((g) => `shared-gate-${g}`), ...["n1", "n2"].map((n) => `shared-${n}-osd-sdb-prepare`)].sort());
+        assert.deepEqual(kinds("+"), [cephLibraryName("shared"), ...["fs", "gate", "keyring", "mon-init", "osd", "osd-drain"].map((s) => cephScriptSetName("shared", `ceph-${s}.sh` as never)), ...localSets, ...gates.map((g) => `shared-gate-${g}`), ...["n1", "n2"].map((n) => `shared-${n}-osd-sdb-prepare`), "shared-n1-label", "shared-n2-label"].sort());
         assert.deepEqual(kinds("+-"), ["shared-filesystem"]);
         // (ceph-shared-admin: the admin pods' image, Squid -> Tentacle since; ceph-csi-cephfs-provisioner:
         // its plugin's --setmetadata, test/plan/cephcsi-setmetadata-upgrade.test.ts)
         assert.deepEqual(kinds("~"), ["ceph-csi-cephfs-provisioner", "ceph-shared-admin", "ceph-shared-mds-a", "ceph-shared-mds-b", "ceph-shared-mgr-a", "ceph-shared-mgr-b", "ceph-shared-mon-a", "ceph-shared-osd-n1-sdb", "ceph-shared-osd-n2-sdb", "shared-n1-disks", "shared-n1-osd-sdb-drain", "shared-n2-disks", "shared-n2-osd-sdb-drain"]);
-        assert.deepEqual(kinds("-"), []);
-        assert.equal(lines[lines.length - 1], "1 to replace, 13 to update, 27 to create");
-        assert.ok(r.stdout.includes("\n1 to replace, 13 to update, 27 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
+        // The node labels' move: each node's NodePatch deleted, its label command created.
+        assert.deepEqual(kinds("-"), ["shared-n1-label", "shared-n2-label"]);
+        assert.equal(lines[lines.length - 1], "2 to delete, 1 to replace, 13 to update, 29 to create");
+        assert.ok(r.stdout.includes("\n2 to delete, 1 to replace, 13 to update, 29 to create\n(2 of them: node commands and their script copies that run another script set, listed below)\n"), r.stdout);
         const disks = scriptBundle(cephDiskScriptFiles).id;
         assert.ok(r.stdout.includes(`\ncephfs-disks: script set ${disks} (was inline in the old plan); the old plan does not carry the old text\n`), r.stdout);
         // the script change once per set (the old plan carried the text inline, not as a set),

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { diffPlans } from "../../tools/plan/diff";
+import { upgradeDiff } from "../helpers/labelMove";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 import { PlanRun, resourceNamed, sanIscsiConfig } from "../helpers/plan";
 
@@ -18,7 +18,7 @@ const beforeTopologyCommit = "3aac0da0e107c29ad9ccb29f0708f36666f8b8bb";
 const plans = plansBeforeAndNow(beforeTopologyCommit, sanIscsiConfig);
 
 test("old program -> new: the StorageClass's allowedTopologies updated in place to the driver's key and the initiators' host ids; nothing else changes", () => {
-    const changes = diffPlans(plans.before().resources, plans.now().resources).map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`);
+    const changes = upgradeDiff(plans.before().resources, plans.now().resources).map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`);
     assert.deepEqual(changes, ["update san-storageclass allowedTopologies"]);
     const topologies = (run: PlanRun) => (resourceNamed(run, "san-storageclass", "kubernetes:storage.k8s.io/v1:StorageClass").inputs as any).allowedTopologies;
     assert.deepEqual(topologies(plans.before()), [{ matchLabelExpressions: [{ key: "storage.zcloud.io/iscsi", values: ["san"] }] }]);

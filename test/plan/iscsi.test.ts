@@ -6,7 +6,7 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resour
 
 const COMMAND = "command:remote:Command";
 const COPY = "command:remote:CopyToRemote";
-const NODE_PATCH = "kubernetes:core/v1:NodePatch";
+const LABEL = "command:local:Command";
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -38,14 +38,14 @@ describe("iSCSI graph", () => {
         const storage = resourceNamed(run, "san", "zcloud:storage:IscsiStorage");
         const children = run.resources.filter((r) => r.parent === storage.urn).map((r) => `${r.type} ${r.name}`);
         assert.deepEqual(children.sort(), [
+            `${LABEL} san-node1-label`,
+            `${LABEL} san-node2-label`,
             `${COMMAND} san-node1-login`,
             `${COMMAND} san-node2-login`,
             `${COMMAND} san-vg`,
             `${COPY} san-node1-login-scripts`,
             `${COPY} san-node2-login-scripts`,
             `${COPY} san-vg-scripts`,
-            `${NODE_PATCH} san-node1-label`,
-            `${NODE_PATCH} san-node2-label`,
             `${STORAGE_CLASS} san-storageclass`,
         ]);
         assert.equal(resourcesOfType(run, "zcloud:storage:CsiSanlockLvm").length, 1);
@@ -99,7 +99,7 @@ describe("iSCSI graph", () => {
         // what external-provisioner must find the selected node's topology in (a node label key there
         // failed every CreateVolume, seen in test/drivers/prebuilt/sanlock-flow.test.ts).
         assert.deepEqual(sc.allowedTopologies, [{ matchLabelExpressions: [{ key: "csi-sanlock-lvm/topology", values: ["12", "13"] }] }]);
-        const label = resourceNamed(run, "san-node2-label", NODE_PATCH).inputs as any;
+        const label = JSON.parse(String(resourceNamed(run, "san-node2-label", LABEL).inputs.stdin));
         assert.deepEqual(label.metadata.labels, { "storage.zcloud.io/iscsi": "san" });
     });
 

@@ -6,7 +6,7 @@ import { bundleOf } from "../helpers/bundles";
 
 const COMMAND = "command:remote:Command";
 const COPY = "command:remote:CopyToRemote";
-const NODE_PATCH = "kubernetes:core/v1:NodePatch";
+const LABEL = "command:local:Command";
 const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
 const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -40,7 +40,7 @@ describe("LVM graph", () => {
             const expected = storage === "ssd" ? 2 : 1;
             assert.equal(children.filter((r) => r.type === COMMAND).length, expected);
             assert.equal(children.filter((r) => r.type === COPY).length, expected);
-            assert.equal(children.filter((r) => r.type === NODE_PATCH).length, expected);
+            assert.equal(children.filter((r) => r.type === LABEL).length, expected);
             assert.equal(children.filter((r) => r.type === STORAGE_CLASS).length, 1);
             assert.equal(children.filter((r) => r.type === DAEMON_SET).length, 1);
         }
@@ -87,18 +87,31 @@ describe("LVM graph", () => {
 
     test("the label of a node depends on that node's disk command and nothing else of another node", () => {
         for (const [storage, node] of [["ssd", "node1"], ["ssd", "node2"], ["hdd", "node3"]]) {
-            const label = resourceNamed(run, `${storage}-${node}-label`);
+            const label = resourceNamed(run, `${storage}-${node}-label`, LABEL);
             const disks = resourceNamed(run, `${storage}-${node}-disks`);
             assert.deepEqual(label.dependencies, [disks.urn]);
-            assert.deepEqual(label.inputs.metadata, {
-                name: node,
-                labels: { "storage.zcloud.io/lvm": storage },
-                annotations: {
-                    "storage.zcloud.io/lvm-devices": (twoTiers.lvm.find((s) => s.name === storage)!.hosts as unknown as Record<string, string[]>)[node].join(","),
-                    "pulumi.com/patchFieldManager": `zcloud-${storage}`,
-                },
+            const devices = (twoTiers.lvm.find((s) => s.name === storage)!.hosts as unknown as Record<string, string[]>)[node].join(",");
+            assert.deepEqual(JSON.parse(String(label.inputs.stdin)), {
+                apiVersion: "v1",
+                kind: "Node",
+                metadata: { name: node, labels: { "storage.zcloud.io/lvm": storage }, annotations: { "storage.zcloud.io/lvm-devices": devices } },
             });
         }
+    });
+
+    test("a label command server-side-applies its stdin under the storage's own field manager, and its delete relinquishes", () => {
+        const label = resourceNamed(run, "ssd-node2-label", LABEL);
+        // No kubernetes:context or kubeconfig in this stack: kubectl's defaults, as the provider's.
+        const get = "n=$(kubectl get node node2 --ignore-not-found -o 'jsonpath={.metadata.name}{.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}' </dev/null);";
+        const apply = "kubectl apply --server-side --field-manager=zcloud-storage/ssd -f - >/dev/null";
+        assert.ok(String(label.inputs.create).startsWith(`set -eu;${get}[ "$n" = node2 ]||`), String(label.inputs.create));
+        assert.ok(String(label.inputs.create).endsWith(`;${apply}`));
+        assert.ok(String(label.inputs.delete).startsWith(`set -eu;${get}[ -z "$n" ]||{ [ "$n" = node2 ]||`), String(label.inputs.delete));
+        assert.ok(String(label.inputs.delete).endsWith(`printf %s '{"apiVersion":"v1","kind":"Node","metadata":{"name":"node2"}}'|${apply};}`));
+        for (const field of ["update", "triggers", "environment", "interpreter", "dir"]) {
+            assert.equal(label.inputs[field], undefined, field);
+        }
+        assert.doesNotMatch(String(label.inputs.create), /force-conflicts/);
     });
 
     test("disk commands depend only on their own node's script copy: one node's slow or failed prep blocks no other node", () => {
@@ -109,8 +122,8 @@ describe("LVM graph", () => {
             assert.deepEqual(copy.dependencies, [], `${copy.name} has dependencies ${copy.dependencies.join(", ")}`);
         }
         // Nothing node-specific is a dependency of another storage-wide resource either.
-        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, NODE_PATCH), ...resourcesOfType(run, COPY)].map((r) => r.urn));
-        for (const r of run.resources.filter((r) => r.type !== NODE_PATCH && r.type !== COMMAND)) {
+        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, LABEL), ...resourcesOfType(run, COPY)].map((r) => r.urn));
+        for (const r of run.resources.filter((r) => r.type !== LABEL && r.type !== COMMAND)) {
             for (const dep of r.dependencies) {
                 assert.ok(!nodeUrns.has(dep), `${r.name} waits for node resource ${dep}`);
             }

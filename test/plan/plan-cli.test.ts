@@ -55,7 +55,7 @@ describe("npm run plan", () => {
         // What changes is told in disk terms (the device that joins), not as "create changed".
         assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[[^\]]*\]$/m);
         assert.match(r.stdout, /^ +note: node2 \S+: joins local-fast, /m);
-        assert.match(r.stdout, /^~  update +local-fast-node2-label .*: metadata\.annotations\.storage\.zcloud\.io\/lvm-devices changed$/m);
+        assert.match(r.stdout, /^~  update +local-fast-node2-label +label node node2 storage.zcloud.io\/lvm=local-fast.*: stdin changed$/m);
         assert.match(r.stdout, /^2 to update$/m);
     });
 
@@ -114,7 +114,7 @@ describe("npm run plan", () => {
         const r = await plan(empty, "--program", "test/policy/programs/lvm-and-cephfs-on-node.ts");
         assert.equal(r.code, 1, r.stderr);
         assert.match(r.stdout, /❌ zcloud-storage-policy@v0\.1\.0 \(local: policy\)/);
-        assert.match(r.stdout, /- \[mandatory\]  storage-node-exclusive  \(kubernetes:core\/v1:NodePatch: (local-fast|shared-fs)-node2-label\)/);
+        assert.match(r.stdout, /- \[mandatory\]  storage-node-exclusive  \(command:local:Command: (local-fast|shared-fs)-node2-label\)/);
     });
 
     test("usage errors exit 2", async () => {

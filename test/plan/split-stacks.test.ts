@@ -82,7 +82,7 @@ describe("split stacks: storage stacks (sharedResources: external)", () => {
     test("register their storages: node commands, labels, lvmd, StorageClasses, in the storage namespace", () => {
         assert.deepEqual(resourcesOfType(runs.poolA, "zcloud:storage:LvmStorage").map((r) => r.name), ["fast"]);
         assert.deepEqual(resourcesOfType(runs.poolA, "command:remote:Command").map((r) => r.name).sort(), ["fast-node1-disks", "fast-node2-disks"]);
-        assert.deepEqual(resourcesOfType(runs.poolA, "kubernetes:core/v1:NodePatch").map((r) => r.name).sort(), ["fast-node1-label", "fast-node2-label"]);
+        assert.deepEqual(resourcesOfType(runs.poolA, "command:local:Command").map((r) => r.name).sort(), ["fast-node1-label", "fast-node2-label"]);
         assert.equal((resourceNamed(runs.poolA, "lvmd-fast", DAEMON_SET).inputs.metadata as any).namespace, "zcloud-storage");
         assert.deepEqual(resourcesOfType(runs.poolB, STORAGE_CLASS).map((r) => (r.inputs.metadata as any).name).sort(), ["bulk", "nas"]);
     });

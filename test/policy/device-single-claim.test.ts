@@ -2,21 +2,21 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { checkDeviceSingleClaim } from "../../policy/policies";
-import { nodePatch } from "./fixtures";
+import { nodeLabel, nodeManifest } from "./fixtures";
 
 describe("storage-device-single-claim", () => {
     it("passes the same device path on different nodes and different devices on one node", () => {
         const resources = [
-            nodePatch("lvm", "local-fast", "node1", ["/dev/sdb", "/dev/sdc"]),
-            nodePatch("cephfs", "shared-fs", "node2", ["/dev/sdb"]),
-            nodePatch("lvm", "bulk", "node2", ["/dev/sdc"]),
+            nodeLabel("lvm", "local-fast", "node1", ["/dev/sdb", "/dev/sdc"]),
+            nodeLabel("cephfs", "shared-fs", "node2", ["/dev/sdb"]),
+            nodeLabel("lvm", "bulk", "node2", ["/dev/sdc"]),
         ];
         assert.deepEqual(checkDeviceSingleClaim(resources), []);
     });
 
     it("reports a device of one node claimed by two storages", () => {
-        const lvm = nodePatch("lvm", "local-fast", "node2", ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"]);
-        const ceph = nodePatch("cephfs", "shared-fs", "node2", ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"]);
+        const lvm = nodeLabel("lvm", "local-fast", "node2", ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"]);
+        const ceph = nodeLabel("cephfs", "shared-fs", "node2", ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"]);
         assert.deepEqual(checkDeviceSingleClaim([lvm, ceph]), [
             {
                 urn: ceph.urn,
@@ -30,9 +30,9 @@ describe("storage-device-single-claim", () => {
     });
 
     it("compares paths after trimming and collapsing slashes, one finding per device", () => {
-        const a = nodePatch("lvm", "a", "node1", ["/dev/sdb", "/dev/sdc"]);
-        const b = nodePatch("lvm", "b", "node1", [" /dev//sdb/", "/dev/sdc"]);
-        const c = nodePatch("iscsi", "san", "node1", ["/dev/sdc"]);
+        const a = nodeLabel("lvm", "a", "node1", ["/dev/sdb", "/dev/sdc"]);
+        const b = nodeLabel("lvm", "b", "node1", [" /dev//sdb/", "/dev/sdc"]);
+        const c = nodeLabel("iscsi", "san", "node1", ["/dev/sdc"]);
         const found = checkDeviceSingleClaim([a, b, c]);
         assert.deepEqual(
             found.map((f) => f.message.split(":")[0]),
@@ -42,14 +42,14 @@ describe("storage-device-single-claim", () => {
     });
 
     it("does not count a device listed twice by the same storage, nor empty entries", () => {
-        const a = nodePatch("lvm", "a", "node1", ["/dev/sdb", "/dev/sdb", ""]);
+        const a = nodeLabel("lvm", "a", "node1", ["/dev/sdb", "/dev/sdb", ""]);
         assert.deepEqual(checkDeviceSingleClaim([a]), []);
     });
 
     it("reads devices from annotations when the label is not set yet (storage from the name)", () => {
-        const a = nodePatch("lvm", "a", "node1", ["/dev/sdb"]);
-        const b = nodePatch("cephfs", "b", "node1", ["/dev/sdb"]);
-        const noLabel = { ...b, props: { metadata: { name: "node1", annotations: { "storage.zcloud.io/cephfs-devices": "/dev/sdb" } } } };
+        const a = nodeLabel("lvm", "a", "node1", ["/dev/sdb"]);
+        const b = nodeLabel("cephfs", "b", "node1", ["/dev/sdb"]);
+        const noLabel = { ...b, props: { stdin: nodeManifest("node1", {}, { "storage.zcloud.io/cephfs-devices": "/dev/sdb" }) } };
         const found = checkDeviceSingleClaim([a, noLabel]);
         assert.equal(found.length, 1);
         assert.match(found[0].message, /^node1 \/dev\/sdb is claimed by lvm 'a' and cephfs 'b':/);

@@ -15,10 +15,10 @@ import {
     resolvePackConfig,
     Violation,
 } from "../../policy/policies";
-import { nodeCommand, nodePatch, storageClass, workload } from "./fixtures";
+import { nodeCommand, nodeLabel, storageClass, workload } from "./fixtures";
 
-const lvm = nodePatch("lvm", "local-fast", "node3", ["/dev/sdb"]);
-const ceph = nodePatch("cephfs", "shared-fs", "node3", ["/dev/sdc"]);
+const lvm = nodeLabel("lvm", "local-fast", "node3", ["/dev/sdb"]);
+const ceph = nodeLabel("cephfs", "shared-fs", "node3", ["/dev/sdc"]);
 const unpinnedSsh = nodeCommand("local-fast", "node3", { host: "10.0.0.13" });
 
 describe("pack metadata", () => {
@@ -50,8 +50,8 @@ describe("pack metadata", () => {
 describe("evaluatePolicies", () => {
     it("returns nothing for a compliant plan", () => {
         const ok = [
-            nodePatch("lvm", "local-fast", "node1", ["/dev/sdb"]),
-            nodePatch("cephfs", "shared-fs", "node3", ["/dev/sdb"]),
+            nodeLabel("lvm", "local-fast", "node1", ["/dev/sdb"]),
+            nodeLabel("cephfs", "shared-fs", "node3", ["/dev/sdb"]),
             storageClass("local-fast", true),
             storageClass("shared-fs", false),
             nodeCommand("local-fast", "node1", { host: "10.0.0.11", hostKey: "ssh-ed25519 AAAA" }),
@@ -144,7 +144,7 @@ describe("formatViolations", () => {
             [
                 "Policies:",
                 "    ❌ zcloud-storage-policy@v0.1.0 (local: policy)",
-                "        - [mandatory]  storage-node-exclusive  (kubernetes:core/v1:NodePatch: shared-fs-node3-label)",
+                "        - [mandatory]  storage-node-exclusive  (command:local:Command: shared-fs-node3-label)",
                 "          A node serves at most one of lvm and cephfs, and at most one storage of each type.",
                 "          node3 serves lvm 'local-fast' and cephfs 'shared-fs': a node's disks must belong to one of them.",
                 "          Second line.",
@@ -183,7 +183,7 @@ describe("formatViolations", () => {
 
     it("formats what evaluatePolicies returns", () => {
         const out = formatViolations(evaluatePolicies([lvm, ceph]));
-        assert.match(out, /^Policies:\n {4}❌ zcloud-storage-policy@v0\.1\.0 \(local: policy\)\n {8}- \[mandatory\] {2}storage-node-exclusive {2}\(kubernetes:core\/v1:NodePatch: shared-fs-node3-label\)\n/);
+        assert.match(out, /^Policies:\n {4}❌ zcloud-storage-policy@v0\.1\.0 \(local: policy\)\n {8}- \[mandatory\] {2}storage-node-exclusive {2}\(command:local:Command: shared-fs-node3-label\)\n/);
         assert.match(out, /\n {10}node3 serves lvm 'local-fast' and cephfs 'shared-fs': .*Remove node3 from one of them in the stack config\.\n$/);
     });
 });

@@ -16,23 +16,19 @@ function resource(type: string, name: string, props: Record<string, unknown>, pa
     return { type, name, urn: urnOf(type, name, parentType), props };
 }
 
-/** The NodePatch `<storage>-<node>-label` of a storage of `type` on `node` with its devices. */
-export function nodePatch(type: "lvm" | "cephfs" | "iscsi", storage: string, node: string, devices: string[]): PlannedResource {
+/** The label command `<storage>-<node>-label` of a storage of `type` on `node` with its devices. */
+export function nodeLabel(type: "lvm" | "cephfs" | "iscsi", storage: string, node: string, devices: string[]): PlannedResource {
     return resource(
-        "kubernetes:core/v1:NodePatch",
+        "command:local:Command",
         `${storage}-${node}-label`,
-        {
-            metadata: {
-                name: node,
-                labels: { [`storage.zcloud.io/${type}`]: storage },
-                annotations: {
-                    [`storage.zcloud.io/${type}-devices`]: devices.join(","),
-                    "pulumi.com/patchFieldManager": `zcloud-${storage}`,
-                },
-            },
-        },
+        { create: "kubectl apply", stdin: nodeManifest(node, { [`storage.zcloud.io/${type}`]: storage }, { [`storage.zcloud.io/${type}-devices`]: devices.join(",") }) },
         PARENT[type],
     );
+}
+
+/** The JSON Node a label command applies (its stdin). */
+export function nodeManifest(node: string | undefined, labels: Record<string, string>, annotations: Record<string, string>): string {
+    return JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { ...(node === undefined ? {} : { name: node }), labels, annotations } });
 }
 
 export interface ContainerSpec {

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { sshEndpoint } from "../../policy/endpoint";
 import { claimsByMachine, commandEndpoint } from "../../policy/model";
 import { checkDeviceSingleClaim, checkNodeExclusive } from "../../policy/policies";
-import { nodeCommand, nodePatch, UNKNOWN_STRING } from "./fixtures";
+import { nodeCommand, nodeLabel, UNKNOWN_STRING } from "./fixtures";
 
 const conn = (host: unknown, port?: unknown, proxy?: unknown) => ({
     host,
@@ -49,13 +49,13 @@ describe("commandEndpoint", () => {
 describe("claimsByMachine", () => {
     it("joins node names that reach one endpoint, keeps names at other ports or behind opaque connections apart", () => {
         const resources = [
-            nodePatch("lvm", "a", "node1", ["/dev/sdb"]),
+            nodeLabel("lvm", "a", "node1", ["/dev/sdb"]),
             nodeCommand("a", "node1", conn("10.0.0.11", 22)),
-            nodePatch("cephfs", "b", "node9", ["/dev/sdc"]),
+            nodeLabel("cephfs", "b", "node9", ["/dev/sdc"]),
             nodeCommand("b", "node9", conn("::ffff:10.0.0.11"), "cephfs"),
-            nodePatch("cephfs", "b", "node2", ["/dev/sdb"]),
+            nodeLabel("cephfs", "b", "node2", ["/dev/sdb"]),
             nodeCommand("b", "node2", conn("10.0.0.11", 2222), "cephfs"),
-            nodePatch("cephfs", "b", "node3", ["/dev/sdb"]),
+            nodeLabel("cephfs", "b", "node3", ["/dev/sdb"]),
             nodeCommand("b", "node3", "[secret]", "cephfs"),
         ];
         assert.deepEqual(
@@ -70,16 +70,16 @@ describe("claimsByMachine", () => {
 
     it("takes the command of the same storage type only (a same-named command of another type is not the node's)", () => {
         // lvm 'x-node1' on node 'y' and cephfs 'x' on node 'node1-y' would both name a command "x-node1-y-disks".
-        const resources = [nodePatch("lvm", "a", "node1", ["/dev/sdb"]), nodeCommand("a", "node1", conn("10.0.0.11"), "cephfs")];
+        const resources = [nodeLabel("lvm", "a", "node1", ["/dev/sdb"]), nodeCommand("a", "node1", conn("10.0.0.11"), "cephfs")];
         assert.deepEqual(claimsByMachine(resources).map((m) => m.endpoints), [[]]);
     });
 });
 
 describe("storage-node-exclusive and storage-device-single-claim by machine", () => {
     const machine = [
-        nodePatch("lvm", "local-fast", "node1", ["/dev/sdb"]),
+        nodeLabel("lvm", "local-fast", "node1", ["/dev/sdb"]),
         nodeCommand("local-fast", "node1", conn("Node1.Example", 22)),
-        nodePatch("cephfs", "shared-fs", "node1-alias", ["/dev/sdb", "/dev/sdc"]),
+        nodeLabel("cephfs", "shared-fs", "node1-alias", ["/dev/sdb", "/dev/sdc"]),
         nodeCommand("shared-fs", "node1-alias", conn("node1.example."), "cephfs"),
     ];
 
@@ -109,9 +109,9 @@ describe("storage-node-exclusive and storage-device-single-claim by machine", ()
 
     it("reports two lvm storages on one machine under two names", () => {
         const resources = [
-            nodePatch("lvm", "a", "node1", ["/dev/sdb"]),
+            nodeLabel("lvm", "a", "node1", ["/dev/sdb"]),
             nodeCommand("a", "node1", conn("10.0.0.11")),
-            nodePatch("lvm", "b", "node2", ["/dev/sdc"]),
+            nodeLabel("lvm", "b", "node2", ["/dev/sdc"]),
             nodeCommand("b", "node2", conn("10.0.0.11", 22)),
         ];
         assert.deepEqual(checkNodeExclusive(resources).map((f) => f.message), [
@@ -129,9 +129,9 @@ describe("storage-node-exclusive and storage-device-single-claim by machine", ()
             [at(22, "jump-a"), at(22, "jump-b")],
         ]) {
             const resources = [
-                nodePatch("lvm", "a", "node1", ["/dev/sdb"]),
+                nodeLabel("lvm", "a", "node1", ["/dev/sdb"]),
                 nodeCommand("a", "node1", first()),
-                nodePatch("cephfs", "b", "node2", ["/dev/sdb"]),
+                nodeLabel("cephfs", "b", "node2", ["/dev/sdb"]),
                 nodeCommand("b", "node2", second(), "cephfs"),
             ];
             assert.deepEqual([...checkNodeExclusive(resources), ...checkDeviceSingleClaim(resources)], []);
@@ -140,9 +140,9 @@ describe("storage-node-exclusive and storage-device-single-claim by machine", ()
 
     it("counts an iSCSI login's endpoint too", () => {
         const resources = [
-            nodePatch("iscsi", "san", "node1", ["iqn.2003-01.org.example:t/lun0"]),
+            nodeLabel("iscsi", "san", "node1", ["iqn.2003-01.org.example:t/lun0"]),
             nodeCommand("san", "node1", conn("10.0.0.11"), "iscsi"),
-            nodePatch("iscsi", "san2", "node2", ["iqn.2003-01.org.example:u/lun0"]),
+            nodeLabel("iscsi", "san2", "node2", ["iqn.2003-01.org.example:u/lun0"]),
             nodeCommand("san2", "node2", conn("10.0.0.11"), "iscsi"),
         ];
         assert.match(checkNodeExclusive(resources)[0].message, /^node1 and node2 are one machine \(all reach 10\.0\.0\.11:22\) and it serves iscsi 'san' on node1 and iscsi 'san2' on node2:/);

@@ -12,7 +12,7 @@ import * as pb from "@pulumi/pulumi/proto/analyzer_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 
-import { nodePatch, nodeCommand, UNKNOWN_STRING, workload } from "./fixtures";
+import { nodeLabel, nodeCommand, UNKNOWN_STRING, workload } from "./fixtures";
 
 const packDir = path.join(__dirname, "../../policy");
 
@@ -90,8 +90,8 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
     });
 
     it("reports the exclusivity violation from validateStack with the message and URN of the pure policy", async () => {
-        const lvm = nodePatch("lvm", "local-fast", "node3", ["/dev/sdb"]);
-        const ceph = nodePatch("cephfs", "shared-fs", "node3", ["/dev/sdc"]);
+        const lvm = nodeLabel("lvm", "local-fast", "node3", ["/dev/sdb"]);
+        const ceph = nodeLabel("cephfs", "shared-fs", "node3", ["/dev/sdc"]);
         const req = new pb.AnalyzeStackRequest().setResourcesList([stackResource(lvm), stackResource(ceph)]);
         const res = await call<pb.AnalyzeStackRequest, pb.AnalyzeResponse>(client.analyzeStack.bind(client), req);
         assert.deepEqual(diagnostics(res), [

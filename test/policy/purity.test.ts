@@ -13,9 +13,9 @@ describe("policy/policies.ts is pure", () => {
         const script = `
             const { evaluatePolicies } = require("./policy/policies.ts");
             const np = (type, storage) => ({
-                type: "kubernetes:core/v1:NodePatch", name: storage + "-node3-label",
-                urn: "urn:pulumi:dev::zcloud-storage::kubernetes:core/v1:NodePatch::" + storage + "-node3-label",
-                props: { metadata: { name: "node3", labels: { ["storage.zcloud.io/" + type]: storage } } },
+                type: "command:local:Command", name: storage + "-node3-label",
+                urn: "urn:pulumi:dev::zcloud-storage::command:local:Command::" + storage + "-node3-label",
+                props: { stdin: JSON.stringify({ kind: "Node", metadata: { name: "node3", labels: { ["storage.zcloud.io/" + type]: storage } } }) },
             });
             const violations = evaluatePolicies([np("lvm", "local-fast"), np("cephfs", "shared-fs")]);
             const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](@pulumi|@grpc|google-protobuf)[\\\\/]/.test(f));

@@ -10,7 +10,7 @@ import { formatIssue } from "../../components/config/errors";
 import { canonicalConfigKey, foldedKeyCollisions, parseFullConfig } from "../../components/config/namespaces";
 import { parseStackConfig } from "../../components/config/parse";
 import { readStackDocument } from "../../components/config/stackDocument";
-import { drainKubeTarget } from "../../components/cephfs/osds";
+import { drainKubeTarget } from "../../components/k8s/kubeTarget";
 import { parseConfigValue } from "../../components/config/load";
 import { loadBoundedYaml } from "../../components/config/yaml";
 
@@ -127,13 +127,27 @@ describe("secure: anywhere stays secret, or is refused where the value must be p
     const withCephfs = { "zcloud-storage:nodes": nodes, "zcloud-storage:ssh": ssh, "zcloud-storage:cephfs": cephfs };
     const fullErrors = (all: Record<string, unknown>, securePaths: string[]) => parseFullConfig(all, { securePaths }).errors.map(formatIssue);
 
-    test("a secure kubernetes:kubeconfig path or context is refused while a cephfs storage exists: the OSD drain passes them to kubectl", () => {
-        const all = { ...withCephfs, "kubernetes:kubeconfig": "/srv/kube/prod.yaml", "kubernetes:context": "prod" };
-        assert.deepEqual(fullErrors(all, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig", "kubernetes:context"]), [
-            "kubernetes:context: is a secure: value, but the CephFS OSD drain passes the context to kubectl as --context in its arguments (state, preview, ps); a context name is not a credential, so set it in clear",
-            "kubernetes:kubeconfig: is a secure: value that names a file, but the CephFS OSD drain passes a kubeconfig path to kubectl in its arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
-        ]);
-        assert.deepEqual(fullErrors({ ...all, "zcloud-storage:cephfs": [] }, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig", "kubernetes:context"]), [], "no drain, no command line");
+    const secure = ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig", "kubernetes:context"];
+    const refused = [
+        "kubernetes:context: is a secure: value, but the node label commands (and the CephFS drains) pass the context to kubectl as --context in their arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+        "kubernetes:kubeconfig: is a secure: value that names a file, but the node label commands (and the CephFS drains) pass a kubeconfig path to kubectl in their arguments (state, preview, ps); set the path in clear (a path is not a credential) or make the file's content the secret",
+    ];
+    const kube = { "kubernetes:kubeconfig": "/srv/kube/prod.yaml", "kubernetes:context": "prod" };
+
+    test("a secure kubernetes:kubeconfig path or context is refused while a cephfs storage exists: the label commands and the OSD drain pass them to kubectl", () => {
+        const all = { ...withCephfs, ...kube };
+        assert.deepEqual(fullErrors(all, secure), refused);
+        assert.deepEqual(fullErrors({ ...all, "zcloud-storage:cephfs": [] }, secure), [], "no node, no command line");
+    });
+
+    test("the same for an lvm or iscsi storage alone: their nodes' label commands run kubectl where pulumi up runs", () => {
+        const base = { "zcloud-storage:nodes": nodes, "zcloud-storage:ssh": ssh, ...kube };
+        const lvm = [{ name: "fast", hosts: { [Object.keys(nodes)[0]]: ["/dev/sdb"] } }];
+        assert.deepEqual(fullErrors({ ...base, "zcloud-storage:lvm": lvm }, secure), refused);
+        const iscsi = [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", initiators: [Object.keys(nodes)[0]] }];
+        assert.deepEqual(fullErrors({ ...base, "zcloud-storage:iscsi": iscsi }, secure), refused);
+        // nfs only: no node is labelled, nothing runs kubectl
+        assert.deepEqual(fullErrors({ ...base, "zcloud-storage:nfs": [{ name: "shared", server: "10.0.0.9", path: "/export" }] }, secure), []);
     });
 
     test("a secure kubeconfig content, or one the offline plan cannot read, passes", () => {

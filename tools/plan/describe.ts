@@ -1,4 +1,4 @@
-import { kubernetesKind } from "./manifests";
+import { kubernetesKind, nodeLabelManifest } from "./manifests";
 import { PlannedResource } from "./model";
 
 /** The last part of a URN: the resource's name. */
@@ -58,9 +58,10 @@ export function describe(r: PlannedResource): string {
         const sha256 = String(i.source?.sha256 ?? "");
         return `${urnName(r.parent)} copy script set ${sha256.slice(0, 12)} to ${nodeOf(r) ?? "the VG's node"}`;
     }
-    if (r.type === "kubernetes:core/v1:NodePatch") {
-        const labels = Object.entries(i.metadata?.labels ?? {}).map(([k, v]) => `${k}=${str(v)}`);
-        return `label node ${i.metadata?.name} ${labels.join(" ")}`;
+    const node = nodeLabelManifest(r) as { metadata?: { name?: string; labels?: Record<string, unknown> } } | undefined;
+    if (node) {
+        const labels = Object.entries(node.metadata?.labels ?? {}).map(([k, v]) => `${k}=${str(v)}`);
+        return `label node ${node.metadata?.name} ${labels.join(" ")}`;
     }
     if (r.type === "kubernetes:storage.k8s.io/v1:StorageClass") {
         const params = Object.entries(i.parameters ?? {}).map(([k, v]) => `${k}=${str(v)}`);

@@ -32,10 +32,28 @@ export function toKubernetesFieldNames(value: unknown): unknown {
 }
 
 /**
+ * The Node a node label command applies (server-side, where `pulumi up` runs): the JSON object of
+ * kind Node on its stdin. Undefined for any other resource.
+ */
+export function nodeLabelManifest(r: PlannedResource): Record<string, unknown> | undefined {
+    const text = r.inputs.stdin;
+    if (r.type !== "command:local:Command" || typeof text !== "string" || !text.startsWith("{")) {
+        return undefined;
+    }
+    const node = JSON.parse(text) as Record<string, unknown>;
+    return node.kind === "Node" ? node : undefined;
+}
+
+/**
  * The Kubernetes object a resource applies, as `kubectl apply` would take it. Patch resources
- * (NodePatch) render as the object they patch. Undefined for non-Kubernetes resources.
+ * render as the object they patch, a node label command as the Node it applies. Undefined for
+ * other resources.
  */
 export function toManifest(r: PlannedResource): Record<string, unknown> | undefined {
+    const label = nodeLabelManifest(r);
+    if (label) {
+        return label;
+    }
     const k = kubernetesKind(r.type);
     if (!k || !r.custom || r.type.startsWith("pulumi:providers:")) {
         return undefined;

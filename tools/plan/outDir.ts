@@ -4,7 +4,7 @@ import * as path from "path";
 import * as yaml from "js-yaml";
 import { CliInputError } from "./cliInputs";
 import { describe, diskCommandDevices, nodeCommandArgs, nodeOf, urnName } from "./describe";
-import { isNodeCommand, kubernetesKind, toManifest } from "./manifests";
+import { isNodeCommand, kubernetesKind, nodeLabelManifest, toManifest } from "./manifests";
 import { PlannedResource } from "./model";
 import { replaceFile } from "./outFiles";
 import { scriptSetFiles } from "./scriptSets";
@@ -34,7 +34,8 @@ export function manifestPath(r: PlannedResource): string | undefined {
     const name = typeof meta.name === "string" ? meta.name : r.name;
     const namespace = typeof meta.namespace === "string" ? meta.namespace : "_cluster";
     // Several storages patch one node: a patch is named by its resource (storage, node, role).
-    const base = kubernetesKind(r.type)?.kind.endsWith("Patch") ? `${kind}-patch-${r.name}` : `${kind}-${name}`;
+    const patch = kubernetesKind(r.type)?.kind.endsWith("Patch") || nodeLabelManifest(r) !== undefined;
+    const base = patch ? `${kind}-patch-${r.name}` : `${kind}-${name}`;
     return `manifests/${namespace}/${base.replace(/[^A-Za-z0-9._-]/g, "_")}.yaml`;
 }
 

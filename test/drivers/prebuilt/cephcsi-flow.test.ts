@@ -6,7 +6,7 @@
  *   the planned containers) and, beside it, the engine tier's control plane
  *   (test/engine/controlplane.sh: etcd, kube-apiserver, controller-manager, scheduler, kwok) with
  *   every manifest of the same stack's plan applied; the stack's nodes are kwok Nodes (hostname,
- *   os, arch labels, and the plan's NodePatch storage labels);
+ *   os, arch labels, and the plan's label commands' storage labels);
  * - the plan's CSI Secret applied again with the cluster's real client.csi key (the plan shows
  *   it as "[secret]"); the key goes through kubectl's stdin and a 0600 file only;
  * - the provisioner pod as rendered: csi-cephfsplugin in the Ceph namespace (it links the

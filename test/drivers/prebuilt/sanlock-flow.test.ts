@@ -3,7 +3,7 @@
  * a real API server: the plan's iSCSI StorageClass, one PVC, a pod that uses it on an initiator.
  *
  * - the engine tier's control plane (test/engine/controlplane.sh) with every manifest of the plan
- *   applied; the initiator is a kwok Node (the plan's NodePatch gives it the storage label) whose
+ *   applied; the initiator is a kwok Node (the plan's label command gives it the storage label) whose
  *   host is a QEMU guest of the VM tier logged in to a tgtd CHAP LUN with the planned login
  *   command, the shared VG made by the planned VG command;
  * - in the guest, the node pod as rendered: lvmctrld, driverd and node-driver-registrar; a
@@ -207,7 +207,7 @@ describe(`csi-sanlock-lvm ${pinned} through its CSI sidecars and a real API serv
     test(`the node pod on ${NODE} as rendered: lvmctrld joins the lockspace, driverd serves, the plugin watcher registers it through node-driver-registrar`, async () => {
         const g = guest();
         const node = getJson(["get", "node", NODE]);
-        assert.equal(node.metadata.labels["storage.zcloud.io/iscsi"], STORAGE, "the plan's NodePatch labels the initiator");
+        assert.equal(node.metadata.labels["storage.zcloud.io/iscsi"], STORAGE, "the plan's label command labels the initiator");
         const podName = `csi-sanlock-lvm-node-${NODE}`;
         const lvmctrld = prepare("csi-sanlock-lvm-node", DAEMON_SET, "lvmctrld", podName);
         const driverd = prepare("csi-sanlock-lvm-node", DAEMON_SET, "driverd", podName);

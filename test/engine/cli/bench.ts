@@ -6,13 +6,22 @@
  * split by resource type (what each of a node's resources costs). Each figure is printed with the
  * load average at its end: the machine is shared, so times are upper bounds. With
  * ZCLOUD_BENCH_EXPORT_DIR set, the `stack export` of each `up` is written there (export-1.json, export-8.json).
+ *
+ * `bench.ts --checkpoint 10,100 [--before <commit>]`: the checkpoint per LVM node at those sizes,
+ * with `ssh.agent: true` (a real ssh-agent holds the sandbox key: no key in state), applied by the
+ * program of <commit> (default: the last one that labelled nodes by NodePatch) and by this one.
+ * Per size and program: `pulumi up` of N sandbox nodes x 1 device, then the export's bytes,
+ * indented (as `pulumi stack export` and the file backend write it) and compact; per node is the
+ * growth from 1 node to N, divided by N - 1.
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { generatedLvmValues } from "../../../tools/benchStack";
-import { EngineStack, exportedResources, ok, sandboxValues, startSandbox } from "./engine";
+import { nodePatchLabelsCommit, oldProgram } from "../../helpers/oldProgram";
+import { EngineStack, exportedResources, ok, repoRoot, sandboxValues, startSandbox } from "./engine";
 
 const load = (): string => `load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
 
@@ -103,11 +112,75 @@ export async function engineBench(previewSizes: number[]): Promise<void> {
     }
 }
 
+/** Bytes of an export as written (indented) and compact. */
+export function exportBytes(exported: string): { indented: number; compact: number } {
+    return { indented: exported.length, compact: JSON.stringify(JSON.parse(exported)).length };
+}
+
+/** Checkpoint bytes per LVM node, by program and size (see the file's comment). */
+export async function checkpointBench(sizes: number[], before: string): Promise<void> {
+    const most = Math.max(...sizes);
+    const sandbox = startSandbox({ nodes: most, devices: 1 });
+    const old = oldProgram(before);
+    let agentPid: number | undefined;
+    try {
+        const sock = path.join(sandbox.dir, "bench-agent.sock");
+        const out = execFileSync("ssh-agent", ["-s", "-a", sock], { encoding: "utf8" });
+        agentPid = Number(/SSH_AGENT_PID=(\d+)/.exec(out)?.[1]);
+        execFileSync("ssh-add", [sandbox.keyFile], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: "pipe" });
+        sandbox.env.SSH_AUTH_SOCK = sock;
+        const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+        for (const [label, root] of [[`before (${before.slice(0, 7)})`, old.dir], ["after (this program)", repoRoot]] as const) {
+            const bytes: Record<number, { indented: number; compact: number }> = {};
+            for (const n of [1, ...sizes]) {
+                const stack = new EngineStack(sandbox, `bench-checkpoint-${root === repoRoot ? "after" : "before"}-${n}`);
+                stack.useProgram(root);
+                const names = Object.keys(sandbox.nodes).slice(0, n);
+                const values = sandboxValues(sandbox, { lvm: [{ name: "local-fast", default: true, hosts: Object.fromEntries(names.map((x) => [x, sandbox.nodes[x].devices])) }] });
+                await stack.init({ ...values, ssh: { ...(values.ssh as Record<string, unknown>), agent: true } });
+                const up = ok(await stack.pulumi(["up", "--yes", "--skip-preview"]), `pulumi up of ${n} nodes (${label})`);
+                const exported = ok(await stack.pulumi(["stack", "export"]), "pulumi stack export").stdout;
+                if (/privateKey/.test(exported)) {
+                    throw new Error(`${label}, ${n} nodes: the export names a privateKey: ssh.agent did not apply`);
+                }
+                bytes[n] = exportBytes(exported);
+                const line = `checkpoint ${label}: up of ${String(n).padStart(3)} node(s) x 1 device ${up.seconds.toFixed(1)} s, export ${kib(bytes[n].indented)} indented, ${kib(bytes[n].compact)} compact`;
+                if (n > 1) {
+                    const per = (k: "indented" | "compact") => (bytes[n][k] - bytes[1][k]) / (n - 1);
+                    console.log(`${line}; per node ${kib(per("indented"))} indented, ${kib(per("compact"))} compact (goal <= 16 KiB), ${load()}`);
+                } else {
+                    console.log(`${line}, ${load()}`);
+                }
+                if (n === most) {
+                    console.log(`node1's resources by field (${label}, bytes of indented JSON):`);
+                    for (const l of nodeFieldBytes(exported, "node1")) {
+                        console.log(l);
+                    }
+                }
+                ok(await stack.pulumi(["destroy", "--yes", "--skip-preview"]), `pulumi destroy of ${n} nodes`);
+                ok(await stack.pulumi(["stack", "rm", "--yes"]), "pulumi stack rm");
+            }
+        }
+    } finally {
+        if (agentPid) {
+            process.kill(agentPid);
+        }
+        old.cleanup();
+        sandbox.stop();
+    }
+}
+
 if (require.main === module) {
-    // No argument: 10, 100 and 500 nodes; `0` alone: no preview, only the `up` figures.
     const args = process.argv.slice(2);
-    engineBench(args.length ? args.map(Number).filter((n) => n > 0) : [10, 100, 500]).catch((e) => {
+    const fail = (e: unknown) => {
         console.error(e instanceof Error ? e.message : e);
         process.exit(1);
-    });
+    };
+    if (args[0] === "--checkpoint") {
+        const at = args.indexOf("--before");
+        checkpointBench(args[1].split(",").map(Number), at > 0 ? args[at + 1] : nodePatchLabelsCommit).catch(fail);
+    } else {
+        // No argument: 10, 100 and 500 nodes; `0` alone: no preview, only the `up` figures.
+        engineBench(args.length ? args.map(Number).filter((n) => n > 0) : [10, 100, 500]).catch(fail);
+    }
 }

@@ -269,3 +269,25 @@ export function engineSteps(log: string): EngineStep[] {
     }
     return steps;
 }
+
+/** Top-level JSON documents of a stream (objects one after another), by brace depth outside strings. */
+export function splitDocuments(text: string): string[] {
+    const docs: string[] = [];
+    let depth = 0;
+    let start = -1;
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+            if (c === "\\") i++;
+            else if (c === '"') inString = false;
+        } else if (c === '"') {
+            inString = true;
+        } else if (c === "{") {
+            if (depth++ === 0) start = i;
+        } else if (c === "}" && --depth === 0) {
+            docs.push(text.slice(start, i + 1));
+        }
+    }
+    return docs;
+}

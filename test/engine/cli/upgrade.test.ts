@@ -1,8 +1,8 @@
 /**
  * An existing stack moves to this version by `pulumi up`: a stack applied by the program of the
  * last commit that carried node scripts inline (test/helpers/oldProgram.ts) is previewed and
- * applied with this one. Only creates (the script copies) and in-place updates, no delete and no
- * replace, so no node releases anything: every VG keeps its UUID and its LVs; the next preview is
+ * applied with this one. Only creates (the script copies, the label commands), in-place updates
+ * and the NodePatches' deletes (the labels' move), no replace, so no node releases anything: every VG keeps its UUID and its LVs; the next preview is
  * empty. Also measures the checkpoint before and after (bytes per node's disk command).
  */
 import assert from "node:assert/strict";
@@ -58,19 +58,28 @@ test("a stack applied by the inline-scripts program moves to this one by creates
     const preview = previewOperations(ok(await stack.pulumi(["preview", "--json"]), "pulumi preview (this program)").stdout);
     // "op type::name", the type without its parents' types (`a$b$command:remote:Command`).
     const kinds = [...preview].map(([urn, op]) => `${op} ${urn.split("::").slice(-2).map((part, i) => (i === 0 ? part.split("$").pop() : part)).join("::")}`).sort();
+    // The one kind of delete: each node's NodePatch, whose label command (same name) is created
+    // (the labels' move since, test/engine/cli/node-label.test.ts).
+    const labelMove = Object.keys(sandbox.nodes).map((node) => `delete kubernetes:core/v1:NodePatch::${storage}-${node}-label`);
     assert.deepEqual(
         kinds.filter((k) => /^(delete|replace) /.test(k)),
-        [],
-        `the upgrade deletes or replaces nothing:\n${kinds.join("\n")}`,
+        labelMove.sort(),
+        `the upgrade deletes or replaces nothing else:\n${kinds.join("\n")}`,
     );
     for (const node of Object.keys(sandbox.nodes)) {
         assert.ok(kinds.includes(`update command:remote:Command::${storage}-${node}-disks`), `${node}'s disk command is updated in place:\n${kinds.join("\n")}`);
+        assert.ok(kinds.includes(`create command:local:Command::${storage}-${node}-label`), `${node}'s label command is created:\n${kinds.join("\n")}`);
     }
 
     const log = path.join(sandbox.dir, "upgrade-events.jsonl");
     ok(await stack.pulumi(["up", "--yes", "--skip-preview", "--event-log", log]), "pulumi up (this program)");
     const ran = engineSteps(fs.readFileSync(log, "utf8")).filter((s) => s.phase === "start" && /^(delete|replace|create-replacement|delete-replaced)$/.test(s.op));
-    assert.deepEqual(ran, [], "the engine ran no delete or replace");
+    assert.deepEqual(
+        ran.map((s) => `${s.op} ${s.urn.split("::").pop()}`).sort(),
+        Object.keys(sandbox.nodes).map((node) => `delete ${storage}-${node}-label`).sort(),
+        "the engine ran no delete or replace but the NodePatches'",
+    );
+    assert.ok(ran.every((s) => s.urn.includes("kubernetes:core/v1:NodePatch::")), "the deletes are the NodePatches'");
     assert.equal(disks(), before, "every VG keeps its UUID, PVs and LVs");
 
     const newBytes = await diskCommandBytes();
