@@ -21,7 +21,7 @@ import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
 import { oldProgram } from "../helpers/oldProgram";
-import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
+import { CONFIG_MAP, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 
 /** main before the gates: every daemon its own Deployment, none waiting for another. */
 const beforeGates = "67000ed";
@@ -29,9 +29,6 @@ const beforeGates = "67000ed";
 const beforeRollStart = "31eb1db";
 /** main with every gate and drain carrying its local script inline (cephfs-kube.sh + cephfs-gate.sh / cephfs-osd-remove.sh). */
 const beforeStub = "3aac0da";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const LOCAL = "command:local:Command";
-const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 /**
  * The Ceph script sets' ConfigMaps and the storage's shared library: since the library moved
  * out of the sets, every Ceph set is a new ConfigMap (test/plan/ceph-library.test.ts holds that
