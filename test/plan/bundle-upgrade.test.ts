@@ -5,13 +5,13 @@
  * apply), never a replace or a delete (either would run a release); the copies are new.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { upgradeDiff } from "../helpers/labelMove";
-import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
-import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+import { inlineScriptsCommit, plansBeforeAndNow } from "../helpers/oldProgram";
+import { baseConfig, nodesThrough } from "../helpers/plan";
 
 
-const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" }, node7: { address: "10.0.0.17", user: "ops" } };
+const nodes = { ...nodesThrough(6), node7: { address: "10.0.0.17", user: "ops" } };
 const config = {
     ...baseConfig,
     nodes,
@@ -20,26 +20,17 @@ const config = {
     iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 0, chap: { username: "k8s", password: { secure: "v1:chap" } }, initiators: ["node2", "node7"] }],
 };
 
-let old: ReturnType<typeof oldProgram> | undefined;
-let before_: PlanRun;
-let after_: PlanRun;
-before(async () => {
-    // The old program's own files, resolving the same node_modules (one Pulumi SDK instance).
-    old = oldProgram(inlineScriptsCommit);
-    [before_, after_] = await Promise.all([planValues(config, old.program), planValues(config)]);
-    assert.equal(before_.error, undefined, before_.error?.message);
-    assert.equal(after_.error, undefined, after_.error?.message);
-});
-after(() => old?.cleanup());
+// The old program's own files, resolving the same node_modules (one Pulumi SDK instance).
+const plans = plansBeforeAndNow(inlineScriptsCommit, config);
 
 test("the old program inlined the scripts: its plan is the base this proof needs", () => {
-    const lvm = before_.resources.find((r) => r.name === "fast-node1-disks")!;
+    const lvm = plans.before().resources.find((r) => r.name === "fast-node1-disks")!;
     assert.ok(String(lvm.inputs.create).includes("zc_log()"), "the base plan's command carries lib.sh");
-    assert.equal(before_.resources.filter((r) => r.type === "command:remote:CopyToRemote").length, 0);
+    assert.equal(plans.before().resources.filter((r) => r.type === "command:remote:CopyToRemote").length, 0);
 });
 
 test("old program -> new: every remote command updates in place (create/update/delete strings), copies are created, nothing is replaced or deleted", () => {
-    const changes = upgradeDiff(before_.resources, after_.resources);
+    const changes = upgradeDiff(plans.before().resources, plans.now().resources);
     // The filesystem Job is replaced on any change of its scripts, as before (its script set now
     // comes from a ConfigMap: test/plan/cephfs-scripts.test.ts); it runs idempotently and holds no data.
     assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), ["replace shared-fs-filesystem"]);
@@ -66,8 +57,8 @@ test("old program -> new: every remote command updates in place (create/update/d
         "create shared-fs-node6-disks-scripts",
     ]);
     // A remote command keeps its replacement rules: no triggers, delete-before-replace as before.
-    for (const r of after_.resources.filter((x) => x.type === "command:remote:Command")) {
-        const old = before_.resources.find((x) => x.urn === r.urn)!;
+    for (const r of plans.now().resources.filter((x) => x.type === "command:remote:Command")) {
+        const old = plans.before().resources.find((x) => x.urn === r.urn)!;
         assert.equal(r.inputs.triggers, undefined, r.name);
         assert.deepEqual(r.replaceOnChanges, old.replaceOnChanges, r.name);
         assert.equal(r.deleteBeforeReplace, old.deleteBeforeReplace, r.name);
@@ -75,9 +66,9 @@ test("old program -> new: every remote command updates in place (create/update/d
 });
 
 test("a remote command's only new dependency is its own node's script copy", () => {
-    for (const r of after_.resources.filter((x) => x.type === "command:remote:Command")) {
-        const old = before_.resources.find((x) => x.urn === r.urn)!;
-        const copy = after_.resources.find((x) => x.name === `${r.name}-scripts`)!;
+    for (const r of plans.now().resources.filter((x) => x.type === "command:remote:Command")) {
+        const old = plans.before().resources.find((x) => x.urn === r.urn)!;
+        const copy = plans.now().resources.find((x) => x.name === `${r.name}-scripts`)!;
         assert.deepEqual(r.dependencies.filter((d) => !old.dependencies.includes(d)), [copy.urn], r.name);
     }
 });

@@ -12,14 +12,14 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { upgradeDiff } from "../helpers/labelMove";
 import { oldProgram } from "../helpers/oldProgram";
-import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+import { PlanRun, baseConfig, nodesThrough, planValues } from "../helpers/plan";
 
 /** main before the flag (ships quay.io/ceph/ceph:v19.2.4). */
 const baseCommit = "31eb1db";
 
 const config = (keys?: "aes256", csiKey?: "aes256") => ({
     ...baseConfig,
-    nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
+    nodes: nodesThrough(6),
     "kubernetes:context": "prod-admin",
     cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6"] }, ...(keys ? { keys } : {}), ...(csiKey ? { csiKey } : {}) }],
 });

@@ -20,24 +20,13 @@ import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
 import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram, plansBeforeAndNow } from "../helpers/oldProgram";
-import { baseConfig } from "../helpers/plan";
+import { CONFIG_MAP, DEPLOYMENT, LOCAL, sharedFsConfig } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
 
 /** main before the library: each of the six Ceph sets carried lib.sh + ceph-lib.sh. */
 const beforeLibrary = "2a50df6";
 /** main before the move to Ceph 20.2.4 (test/plan/ceph-release-upgrade.test.ts). */
 const beforeRelease = "3aac0da";
-
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
-const LOCAL = "command:local:Command";
-
-const config = {
-    ...baseConfig,
-    nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
-    "kubernetes:context": "prod-admin",
-    cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
-};
 
 const cephSets: CephScript[] = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"];
 const localSets: LocalScript[] = ["cephfs-gate.sh", "cephfs-osd-remove.sh"];
@@ -52,7 +41,7 @@ const handedOn = (command: string) =>
         .replace(/ --library-configmap \S+/, "");
 
 describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of the library)`, () => {
-    const plans = plansBeforeAndNow(beforeLibrary, config);
+    const plans = plansBeforeAndNow(beforeLibrary, sharedFsConfig);
 
     test("pulumi up: the library and the six slimmer sets created, the old sets deleted; every daemon Deployment and gate updated in place once, the drains' delete in place, the filesystem Job replaced; nothing else", () => {
         const was = plans.before();
@@ -140,7 +129,7 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
         const old = oldProgram(beforeLibrary);
         try {
             const file = path.join(dir, "Pulumi.prod.yaml");
-            fs.writeFileSync(file, yaml.dump({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [k.includes(":") ? k : `zcloud-storage:${k}`, v])) }));
+            fs.writeFileSync(file, yaml.dump({ config: Object.fromEntries(Object.entries(sharedFsConfig).map(([k, v]) => [k.includes(":") ? k : `zcloud-storage:${k}`, v])) }));
             const saved = path.join(dir, "old.json");
             const oldPlan = await new Promise<string>((resolve, reject) =>
                 execFile(process.execPath, ["--import", "tsx", path.join(old.dir, "tools", "plan.ts"), file, "--json"], { cwd: old.dir, maxBuffer: 64 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
@@ -168,7 +157,7 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
 });
 
 describe(`a stack made by ${beforeRelease} (Ceph 19.2.4): the release and the library in one roll`, () => {
-    const plans = plansBeforeAndNow(beforeRelease, config);
+    const plans = plansBeforeAndNow(beforeRelease, sharedFsConfig);
 
     test("every daemon Deployment is updated once, in place; the same gates as before, in the same chain, each run once", () => {
         const was = plans.before();

@@ -13,26 +13,18 @@ import { cephNames } from "../../components/naming";
 import { LABEL_COMMAND, NODE_PATCH, upgradeDiff } from "../helpers/labelMove";
 import { movedToLibrary, scriptArgv, withPrepareLocks } from "../helpers/cephScripts";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
-import { PlanRun, PlannedResource, baseConfig } from "../helpers/plan";
+import { DEPLOYMENT, JOB, PlanRun, PlannedResource, sharedFsConfig } from "../helpers/plan";
 
 /** main before the prepare Jobs: every OSD prepared its device in its own pod, in the roll's order. */
 const beforeJobs = "2a50df6";
-const JOB = "kubernetes:batch/v1:Job";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 
-const config = {
-    ...baseConfig,
-    nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
-    "kubernetes:context": "prod-admin",
-    cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
-};
 const devices: [string, string, string][] = [
     ["node4", "/dev/disk/by-id/wwn-0x4", "wwn-0x4"],
     ["node5", "/dev/disk/by-id/wwn-0x5", "wwn-0x5"],
     ["node6", "/dev/disk/by-id/wwn-0x6", "wwn-0x6"],
     ["node6", "/dev/disk/by-id/wwn-0x7", "wwn-0x7"],
 ];
-const plans = plansBeforeAndNow(beforeJobs, config);
+const plans = plansBeforeAndNow(beforeJobs, sharedFsConfig);
 
 function byName(run: PlanRun, name: string, type?: string): PlannedResource {
     const found = run.resources.filter((r) => r.name === name && (!type || r.type === type));

@@ -14,33 +14,17 @@
  * moving from 3aac0da gets one gated roll, not two.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
 import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
-import { oldProgram } from "../helpers/oldProgram";
-import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+import { plansBeforeAndNow } from "../helpers/oldProgram";
+import { PlanRun, sharedFsConfig } from "../helpers/plan";
 
 /** main before the move (it ships quay.io/ceph/ceph:v19.2.4, with the gates and roll-start). */
 const baseCommit = "3aac0da";
 
-const config = {
-    ...baseConfig,
-    nodes: { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } },
-    "kubernetes:context": "prod-admin",
-    cephfs: [{ name: "shared-fs", hosts: { node4: ["/dev/disk/by-id/wwn-0x4"], node5: ["/dev/disk/by-id/wwn-0x5"], node6: ["/dev/disk/by-id/wwn-0x6", "/dev/disk/by-id/wwn-0x7"] } }],
-};
-
-let old: ReturnType<typeof oldProgram> | undefined;
-let before_: PlanRun;
-let after_: PlanRun;
-before(async () => {
-    old = oldProgram(baseCommit);
-    [before_, after_] = await Promise.all([planValues(config, old.program), planValues(config)]);
-    assert.equal(before_.error, undefined, before_.error?.message);
-    assert.equal(after_.error, undefined, after_.error?.message);
-});
-after(() => old?.cleanup());
+const plans = plansBeforeAndNow(baseCommit, sharedFsConfig);
 
 /** Every container image of a planned resource (pod templates and Jobs). */
 function imagesOf(r: PlanRun["resources"][number]): string[] {
@@ -49,22 +33,22 @@ function imagesOf(r: PlanRun["resources"][number]): string[] {
 const cephImages = (plan: PlanRun) => [...new Set(plan.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/ceph/ceph:")))];
 
 test(`${baseCommit} shipped Squid v19.2.4, this program ships Tentacle v20.2.4 in every Ceph container; ceph-csi stays v3.17.1`, () => {
-    assert.deepEqual(cephImages(before_), ["quay.io/ceph/ceph:v19.2.4"]);
-    assert.deepEqual(cephImages(after_), ["quay.io/ceph/ceph:v20.2.4"]);
+    assert.deepEqual(cephImages(plans.before()), ["quay.io/ceph/ceph:v19.2.4"]);
+    assert.deepEqual(cephImages(plans.now()), ["quay.io/ceph/ceph:v20.2.4"]);
     const csi = (plan: PlanRun) => [...new Set(plan.resources.flatMap(imagesOf).filter((i) => i.startsWith("quay.io/cephcsi/")))];
-    assert.deepEqual(csi(before_), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
-    assert.deepEqual(csi(after_), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
+    assert.deepEqual(csi(plans.before()), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
+    assert.deepEqual(csi(plans.now()), ["quay.io/cephcsi/cephcsi:v3.17.1"]);
 });
 
 test(`${baseCommit} -> now: the daemons and admin pods update in place (the image), the filesystem Job is replaced, the gates run again; keys and Secrets unchanged`, () => {
-    const changes = upgradeDiff(before_.resources, after_.resources);
+    const changes = upgradeDiff(plans.before().resources, plans.now().resources);
     const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
     // every Ceph set: a new ConfigMap (the mon-init script changed; each set now without the
     // library, which is one ConfigMap of its own), the old one deleted
     const cephSets: CephScript[] = ["ceph-fs.sh", "ceph-gate.sh", "ceph-keyring.sh", "ceph-mon-init.sh", "ceph-osd-drain.sh", "ceph-osd.sh"];
-    const oldSets = before_.resources.filter((r) => /^ceph-shared-fs-scripts-(fs|gate|keyring|mon-init|osd-drain|osd)-[0-9a-f]{12}$/.test(r.name)).map((r) => r.name);
+    const oldSets = plans.before().resources.filter((r) => /^ceph-shared-fs-scripts-(fs|gate|keyring|mon-init|osd-drain|osd)-[0-9a-f]{12}$/.test(r.name)).map((r) => r.name);
     assert.equal(oldSets.length, 6);
-    const gates = after_.resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
+    const gates = plans.now().resources.filter((r) => r.type === "command:local:Command" && r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
     assert.equal(gates.length, 1 + 3 + 2 + 2 + 3 * 2 + 2 * 2);
     const deployments = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node6-wwn-0x6", "osd-node6-wwn-0x7"];
     assert.deepEqual(said, [
@@ -95,7 +79,7 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
         return copy;
     };
     for (const c of changes.filter((x) => x.kind === "update" && x.resource.type.startsWith("kubernetes:apps/"))) {
-        const was = before_.resources.find((r) => r.urn === c.resource.urn)!;
+        const was = plans.before().resources.find((r) => r.urn === c.resource.urn)!;
         const released = JSON.stringify(withoutKeyHash(was.inputs))
             .replaceAll("quay.io/ceph/ceph:v19.2.4", "quay.io/ceph/ceph:v20.2.4")
             .replace(/("--initial","a")\]/, '$1,"--allow-aes-keys"]')

@@ -21,7 +21,7 @@ import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
 import { oldProgram } from "../helpers/oldProgram";
-import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from "../helpers/plan";
+import { CONFIG_MAP, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed } from "../helpers/plan";
 
 /** main before the gates: every daemon its own Deployment, none waiting for another. */
 const beforeGates = "67000ed";
@@ -29,9 +29,6 @@ const beforeGates = "67000ed";
 const beforeRollStart = "31eb1db";
 /** main with every gate and drain carrying its local script inline (cephfs-kube.sh + cephfs-gate.sh / cephfs-osd-remove.sh). */
 const beforeStub = "3aac0da";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const LOCAL = "command:local:Command";
-const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
 /**
  * The Ceph script sets' ConfigMaps and the storage's shared library: since the library moved
  * out of the sets, every Ceph set is a new ConfigMap (test/plan/ceph-library.test.ts holds that
@@ -43,7 +40,7 @@ const isPrepare = (r: { type: string; name: string }) => r.type === "kubernetes:
 /** The ceph-csi provisioner's plugin gained --setmetadata since these bases (test/plan/cephcsi-setmetadata-upgrade.test.ts holds that change). */
 const isSetMetadata = (r: { type: string; name: string }) => r.type === DEPLOYMENT && r.name === "ceph-csi-cephfs-provisioner";
 
-const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
+const nodes = nodesThrough(5);
 const hosts = { node5: ["/dev/disk/by-id/wwn-0x5", "/dev/disk/by-id/wwn-0x6"], node3: ["/dev/disk/by-id/wwn-0x3"], node4: ["/dev/disk/by-id/wwn-0x4"] };
 const values = (over: Record<string, unknown> = {}, h: Record<string, string[]> = hosts) => ({
     ...baseConfig,

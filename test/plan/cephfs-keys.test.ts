@@ -11,12 +11,12 @@ import { GeneratedKey, cephKeyBytes } from "../../components/cephfs/cluster";
 import { images } from "../../components/images";
 import { diffPlans } from "../../tools/plan/diff";
 import { oldProgram } from "../helpers/oldProgram";
-import { PlanRun, baseConfig, planValues } from "../helpers/plan";
+import { PlanRun, baseConfig, nodesThrough, planValues } from "../helpers/plan";
 
 /** The program before keys followed the image's release (16-byte keys without ignoreChanges). */
 const fixedLengthKeysCommit = "67000edf925f644889f087619a043b836a50a9bf";
 
-const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } };
+const nodes = nodesThrough(6);
 const config = {
     ...baseConfig,
     nodes,

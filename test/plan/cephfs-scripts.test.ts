@@ -10,17 +10,14 @@ import { after, before, describe, test } from "node:test";
 import { upgradeDiff } from "../helpers/labelMove";
 import { cephLibraryBundle, cephLibraryName, cephScriptBundle } from "../../components/cephfs/scripts";
 import { configHash } from "../../components/cephfs/gates";
-import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { CONFIG_MAP, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { inlineScriptsCommit, oldProgram } from "../helpers/oldProgram";
 import { readNodeScript } from "../../components/node/script";
 import { scriptArgv } from "../helpers/cephScripts";
 
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
-const LOCAL = "command:local:Command";
 /** The last commit whose program shipped the Ceph scripts inline. */
 
-const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" } };
+const nodes = nodesThrough(5);
 const values = {
     ...baseConfig,
     nodes,

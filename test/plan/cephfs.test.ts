@@ -8,7 +8,7 @@ import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
 import { cephLibraryName, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { evaluatePolicies } from "../../policy/policies";
-import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { CONFIG_MAP, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, SECRET, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { scriptArgv } from "../helpers/cephScripts";
 
 /** The gate updates a change of one host's OSDs brings: that host's gates, noout and roll-start (they guard its templates). */
@@ -20,15 +20,11 @@ const gatesAround = (node: string) => [
     "update shared-fs-gate-roll-start",
 ];
 
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const CONFIG_MAP = "kubernetes:core/v1:ConfigMap";
-const SECRET = "kubernetes:core/v1:Secret";
 const REMOTE = "command:remote:Command";
-const LOCAL = "command:local:Command";
 /** A Ceph key in base64: AES-128 (`AQ...==`, 40 characters) or AES-256 (`Ag...=`, 60). */
 const KEY_LIKE = /AQ[A-Za-z0-9+/]{36}==|Ag[A-Za-z0-9+/]{57}=/;
 
-const nodes = { ...baseConfig.nodes, node4: { address: "10.0.0.14" }, node5: { address: "10.0.0.15" }, node6: { address: "10.0.0.16" } };
+const nodes = nodesThrough(6);
 const hostKeys = Object.fromEntries(["node3", "node4", "node5", "node6"].map((n) => [n, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ${n}`]));
 const ssh = { ...baseConfig.ssh, hostKeys: { ...baseConfig.ssh.hostKeys, ...hostKeys } };
 const cephfs = (hosts: Record<string, string[]>) => ({ ...baseConfig, ssh, nodes, cephfs: [{ name: "shared-fs", hosts }] });

@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { evaluatePolicies } from "../../policy/policies";
 import { diffPlans } from "../../tools/plan/diff";
-import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
-
-const COMMAND = "command:remote:Command";
-const COPY = "command:remote:CopyToRemote";
-const LABEL = "command:local:Command";
-const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
-const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+import { COMMAND, COPY, DAEMON_SET, DEPLOYMENT, LOCAL as LABEL, PlannedResource, STORAGE_CLASS, baseConfig, planBefore, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
 const san = {
     name: "san",
@@ -27,16 +20,12 @@ const words = (r: PlannedResource) => {
     return [name, ...rest];
 };
 
-let run: PlanRun;
-before(async () => {
-    run = await planValues(config());
-    assert.equal(run.error, undefined, run.error?.message);
-});
+const run = planBefore(config());
 
 describe("iSCSI graph", () => {
     test("one IscsiStorage with a login per initiator, one VG command, a label per initiator, one StorageClass", () => {
-        const storage = resourceNamed(run, "san", "zcloud:storage:IscsiStorage");
-        const children = run.resources.filter((r) => r.parent === storage.urn).map((r) => `${r.type} ${r.name}`);
+        const storage = resourceNamed(run(), "san", "zcloud:storage:IscsiStorage");
+        const children = run().resources.filter((r) => r.parent === storage.urn).map((r) => `${r.type} ${r.name}`);
         assert.deepEqual(children.sort(), [
             `${LABEL} san-node1-label`,
             `${LABEL} san-node2-label`,
@@ -48,40 +37,40 @@ describe("iSCSI graph", () => {
             `${COPY} san-vg-scripts`,
             `${STORAGE_CLASS} san-storageclass`,
         ]);
-        assert.equal(resourcesOfType(run, "zcloud:storage:CsiSanlockLvm").length, 1);
+        assert.equal(resourcesOfType(run(), "zcloud:storage:CsiSanlockLvm").length, 1);
     });
 
     test("dependencies: VG after the first initiator's login; labels after their login and the VG; StorageClass after driver, VG, labels", () => {
-        const urn = (name: string) => run.resources.find((r) => r.name === name && !r.type.includes(":ServiceAccount"))!.urn;
-        assert.deepEqual(resourceNamed(run, "san-node1-login").dependencies, [urn("san-node1-login-scripts")]);
-        assert.deepEqual(resourceNamed(run, "san-node2-login").dependencies, [urn("san-node2-login-scripts")]);
-        assert.deepEqual(resourceNamed(run, "san-vg").dependencies.sort(), [urn("san-node1-login"), urn("san-vg-scripts")].sort());
-        for (const copy of resourcesOfType(run, COPY)) {
+        const urn = (name: string) => run().resources.find((r) => r.name === name && !r.type.includes(":ServiceAccount"))!.urn;
+        assert.deepEqual(resourceNamed(run(), "san-node1-login").dependencies, [urn("san-node1-login-scripts")]);
+        assert.deepEqual(resourceNamed(run(), "san-node2-login").dependencies, [urn("san-node2-login-scripts")]);
+        assert.deepEqual(resourceNamed(run(), "san-vg").dependencies.sort(), [urn("san-node1-login"), urn("san-vg-scripts")].sort());
+        for (const copy of resourcesOfType(run(), COPY)) {
             assert.deepEqual(copy.dependencies, [], copy.name);
         }
         // The VG's script set goes to the node it runs on: the first initiator's address.
-        assert.equal((resourceNamed(run, "san-vg-scripts").policyInputs as any).connection.host, "10.0.0.11");
+        assert.equal((resourceNamed(run(), "san-vg-scripts").policyInputs as any).connection.host, "10.0.0.11");
         for (const node of ["node1", "node2"]) {
-            assert.deepEqual(resourceNamed(run, `san-${node}-label`).dependencies.sort(), [urn(`san-${node}-login`), urn("san-vg")].sort());
+            assert.deepEqual(resourceNamed(run(), `san-${node}-label`).dependencies.sort(), [urn(`san-${node}-login`), urn("san-vg")].sort());
         }
         assert.deepEqual(
-            resourceNamed(run, "san-storageclass").dependencies.sort(),
+            resourceNamed(run(), "san-storageclass").dependencies.sort(),
             [urn("csi-sanlock-lvm-controller"), urn("san-vg"), urn("san-node1-label"), urn("san-node2-label")].sort(),
         );
         for (const name of ["san-node1-login", "san-node2-login", "san-vg"]) {
-            assert.equal(resourceNamed(run, name).deleteBeforeReplace, true, name);
+            assert.equal(resourceNamed(run(), name).deleteBeforeReplace, true, name);
         }
     });
 
     test("the CHAP password is the login's secret stdin, the VG command has no CHAP at all", () => {
         for (const node of ["node1", "node2"]) {
-            const login = resourceNamed(run, `san-${node}-login`);
+            const login = resourceNamed(run(), `san-${node}-login`);
             assert.equal((login.inputs as any).stdin, "[secret]");
             assert.deepEqual(words(login).slice(0, 2), ["iscsi-initiator", "apply"]);
             assert.deepEqual(words(login).slice(-2), ["--chap-user", "k8s"]);
             assert.match(String((login.inputs as any).delete), / iscsi-initiator \.zcloud-storage\/scripts\/([0-9a-f]{64})\.sh \1 release --storage san --vg zcloud-san /);
         }
-        const vg = resourceNamed(run, "san-vg");
+        const vg = resourceNamed(run(), "san-vg");
         assert.equal((vg.inputs as any).stdin, undefined);
         assert.ok(!words(vg).some((w) => w.startsWith("--chap")), "the VG command never sees CHAP");
         assert.deepEqual(words(vg), [
@@ -91,7 +80,7 @@ describe("iSCSI graph", () => {
     });
 
     test("StorageClass: csi-sanlock-lvm on the VG, WaitForFirstConsumer, only on the storage's initiators", () => {
-        const sc = resourceNamed(run, "san-storageclass", STORAGE_CLASS).inputs as any;
+        const sc = resourceNamed(run(), "san-storageclass", STORAGE_CLASS).inputs as any;
         assert.equal(sc.provisioner, "csi-sanlock-lvm.csi.vleo.net");
         assert.deepEqual(sc.parameters, { volumeGroup: "zcloud-san" });
         assert.equal(sc.volumeBindingMode, "WaitForFirstConsumer");
@@ -99,32 +88,32 @@ describe("iSCSI graph", () => {
         // what external-provisioner must find the selected node's topology in (a node label key there
         // failed every CreateVolume, seen in test/drivers/prebuilt/sanlock-flow.test.ts).
         assert.deepEqual(sc.allowedTopologies, [{ matchLabelExpressions: [{ key: "csi-sanlock-lvm/topology", values: ["12", "13"] }] }]);
-        const label = JSON.parse(String(resourceNamed(run, "san-node2-label", LABEL).inputs.stdin));
+        const label = JSON.parse(String(resourceNamed(run(), "san-node2-label", LABEL).inputs.stdin));
         assert.deepEqual(label.metadata.labels, { "storage.zcloud.io/iscsi": "san" });
     });
 
     test("driver: node plugin and controller confined to initiator nodes; lock daemons in the pod with io timeout 30; least privilege", () => {
         const initiatorsOnly = { nodeSelectorTerms: [{ matchExpressions: [{ key: "storage.zcloud.io/iscsi", operator: "Exists" }] }] };
-        const node = (resourceNamed(run, "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;
+        const node = (resourceNamed(run(), "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;
         assert.deepEqual(node.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, initiatorsOnly);
         assert.deepEqual(node.containers.map((c: any) => c.name), ["driverd", "lvmctrld", "node-driver-registrar", "liveness-probe"]);
         const lvmctrld = node.containers.find((c: any) => c.name === "lvmctrld");
         assert.ok(lvmctrld.args.includes("--sanlock-args=-o 30"));
         assert.ok(lvmctrld.args.includes("--lock-host-addr=$(NODE_IP)"));
-        const controller = (resourceNamed(run, "csi-sanlock-lvm-controller", DEPLOYMENT).inputs as any).spec.template.spec;
+        const controller = (resourceNamed(run(), "csi-sanlock-lvm-controller", DEPLOYMENT).inputs as any).spec.template.spec;
         assert.deepEqual(controller.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, initiatorsOnly);
         assert.deepEqual(controller.containers.map((c: any) => c.name), ["csi-provisioner", "csi-resizer"]);
         assert.ok(controller.containers.every((c: any) => c.securityContext?.privileged === undefined));
-        const nodeRoles = run.resources.filter((r) => /Role/.test(r.type) && r.name.startsWith("csi-sanlock-lvm-node"));
+        const nodeRoles = run().resources.filter((r) => /Role/.test(r.type) && r.name.startsWith("csi-sanlock-lvm-node"));
         assert.deepEqual(nodeRoles, [], "the node plugin has no API permissions");
-        const csiDriver = resourcesOfType(run, "kubernetes:storage.k8s.io/v1:CSIDriver")[0].inputs as any;
+        const csiDriver = resourcesOfType(run(), "kubernetes:storage.k8s.io/v1:CSIDriver")[0].inputs as any;
         assert.deepEqual(csiDriver.spec, { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ["Persistent"] });
     });
 
     test("driverd's startup probe outlasts a lockspace rejoin after a node's unclean stop (166.5 s measured, docs/drivers.md)", () => {
         // lvmctrld serves, and driverd's socket appears, only once the node holds the VG's lockspace;
         // after a reboot sanlock first waits out the host id's lease of the boot before.
-        const node = (resourceNamed(run, "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;
+        const node = (resourceNamed(run(), "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;
         const driverd = node.containers.find((c: any) => c.name === "driverd");
         assert.deepEqual(driverd.startupProbe, { httpGet: { path: "/healthz", port: "healthz" }, failureThreshold: 60, periodSeconds: 10 });
         const rejoinAfterRebootSeconds = 166.5;
@@ -132,7 +121,7 @@ describe("iSCSI graph", () => {
     });
 
     test("every image pinned, policies pass, the password appears nowhere in the plan", () => {
-        const images = [...new Set(run.resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image)))].sort();
+        const images = [...new Set(run().resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image)))].sort();
         assert.deepEqual(images, [
             "quay.io/aleofreddi/csi-sanlock-lvm-driverd:v0.4.6",
             "quay.io/aleofreddi/csi-sanlock-lvm-lvmctrld:v0.4.6",
@@ -141,10 +130,10 @@ describe("iSCSI graph", () => {
             "registry.k8s.io/sig-storage/csi-resizer:v2.2.1",
             "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
         ]);
-        const planned = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
+        const planned = run().resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
         const violations = evaluatePolicies(planned, { "storage-privileged-namespace": { namespace: "zcloud-storage" } });
         assert.deepEqual(violations.filter((v) => v.policy !== "storage-ssh-host-key-pinned"), []);
-        assert.ok(!JSON.stringify(run.resources).includes("chap-ciphertext"));
+        assert.ok(!JSON.stringify(run().resources).includes("chap-ciphertext"));
     });
 });
 
@@ -153,20 +142,20 @@ describe("iSCSI config changes (offline diff)", () => {
 
     test("a CHAP user change updates the logins in place and touches nothing else", async () => {
         const next = await planValues(config({ chap: { username: "k8s-2", password: { secure: "v1:other" } } }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["update san-node1-login create,update", "update san-node2-login create,update"]);
+        assert.deepEqual(kinds(diffPlans(run().resources, next.resources)), ["update san-node1-login create,update", "update san-node2-login create,update"]);
     });
 
     test("an added initiator creates its login and label and adds its host id to the StorageClass in place; nothing is replaced or deleted", async () => {
         const next = await planValues(config({ initiators: ["node1", "node2", "node3"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["create san-node3-label", "create san-node3-login", "create san-node3-login-scripts", "update san-storageclass allowedTopologies"]);
+        assert.deepEqual(kinds(diffPlans(run().resources, next.resources)), ["create san-node3-label", "create san-node3-login", "create san-node3-login-scripts", "update san-storageclass allowedTopologies"]);
         assert.deepEqual((resourceNamed(next, "san-storageclass", STORAGE_CLASS).inputs as any).allowedTopologies[0].matchLabelExpressions[0].values, ["12", "13", "14"]);
     });
 
     test("a removed initiator deletes its label and login and drops its host id from the StorageClass in place; the label goes first", async () => {
         const next = await planValues(config({ initiators: ["node1"] }));
-        assert.deepEqual(kinds(diffPlans(run.resources, next.resources)), ["delete san-node2-label", "delete san-node2-login", "delete san-node2-login-scripts", "update san-storageclass allowedTopologies"]);
+        assert.deepEqual(kinds(diffPlans(run().resources, next.resources)), ["delete san-node2-label", "delete san-node2-login", "delete san-node2-login-scripts", "update san-storageclass allowedTopologies"]);
         // Pulumi deletes dependents first: the label depends on the login.
-        assert.ok(resourceNamed(run, "san-node2-label").dependencies.includes(resourceNamed(run, "san-node2-login").urn));
+        assert.ok(resourceNamed(run(), "san-node2-label").dependencies.includes(resourceNamed(run(), "san-node2-login").urn));
     });
 
     test("a portal by hostname or IPv6 is refused before any resource", async () => {

@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import * as yaml from "js-yaml";
-import { PlanRun, baseConfig, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { COMMAND, COPY, DAEMON_SET, DEPLOYMENT, LOCAL as LABEL, STORAGE_CLASS, baseConfig, planBefore, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { bundleOf } from "../helpers/bundles";
-
-const COMMAND = "command:remote:Command";
-const COPY = "command:remote:CopyToRemote";
-const LABEL = "command:local:Command";
-const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
-const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 
 const twoTiers = {
     ...baseConfig,
@@ -19,24 +12,20 @@ const twoTiers = {
     ],
 };
 
-let run: PlanRun;
-before(async () => {
-    run = await planValues(twoTiers);
-    assert.equal(run.error, undefined, run.error?.message);
-});
+const run = planBefore(twoTiers);
 
 describe("LVM graph", () => {
     test("one component per storage and one shared TopoLVM driver", () => {
-        assert.deepEqual(resourcesOfType(run, "zcloud:storage:LvmStorage").map((r) => r.name).sort(), ["hdd", "ssd"]);
-        assert.equal(resourcesOfType(run, "zcloud:storage:TopolvmDriver").length, 1);
-        assert.equal(resourcesOfType(run, "kubernetes:storage.k8s.io/v1:CSIDriver").length, 1);
-        assert.equal(resourcesOfType(run, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch").length, 1);
+        assert.deepEqual(resourcesOfType(run(), "zcloud:storage:LvmStorage").map((r) => r.name).sort(), ["hdd", "ssd"]);
+        assert.equal(resourcesOfType(run(), "zcloud:storage:TopolvmDriver").length, 1);
+        assert.equal(resourcesOfType(run(), "kubernetes:storage.k8s.io/v1:CSIDriver").length, 1);
+        assert.equal(resourcesOfType(run(), "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch").length, 1);
     });
 
     test("every child of a storage is parented to its component", () => {
         for (const storage of ["ssd", "hdd"]) {
-            const component = resourceNamed(run, storage, "zcloud:storage:LvmStorage");
-            const children = run.resources.filter((r) => r.parent === component.urn);
+            const component = resourceNamed(run(), storage, "zcloud:storage:LvmStorage");
+            const children = run().resources.filter((r) => r.parent === component.urn);
             const expected = storage === "ssd" ? 2 : 1;
             assert.equal(children.filter((r) => r.type === COMMAND).length, expected);
             assert.equal(children.filter((r) => r.type === COPY).length, expected);
@@ -47,9 +36,9 @@ describe("LVM graph", () => {
     });
 
     test("one disk command per (storage, node) named storage-node-disks, running the reconcile script", () => {
-        const names = resourcesOfType(run, COMMAND).map((r) => r.name).sort();
+        const names = resourcesOfType(run(), COMMAND).map((r) => r.name).sort();
         assert.deepEqual(names, ["hdd-node3-disks", "ssd-node1-disks", "ssd-node2-disks"]);
-        const cmd = resourceNamed(run, "ssd-node2-disks");
+        const cmd = resourceNamed(run(), "ssd-node2-disks");
         assert.equal(cmd.inputs.update, undefined, "an update runs create again: the same idempotent script, stored once");
         const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
         const bundle = ` lvm-reconcile .zcloud-storage/scripts/${sha256}.sh ${sha256}`;
@@ -61,7 +50,7 @@ describe("LVM graph", () => {
     });
 
     test("non-root SSH users run the script through sudo -n", () => {
-        const cmd = resourceNamed(run, "hdd-node3-disks");
+        const cmd = resourceNamed(run(), "hdd-node3-disks");
         assert.ok(String(cmd.inputs.create).startsWith("sudo -n sh -c '"));
         assert.ok(String(cmd.inputs.delete).startsWith("sudo -n sh -c '"));
         assert.match(String(cmd.inputs.create), / lvm-reconcile \S+ [0-9a-f]{64} apply --vg zcloud-hdd --node node3 --thin-pool pool --thin-percent 90 \/dev\/disk\/by-id\/wwn-0x4$/);
@@ -69,8 +58,8 @@ describe("LVM graph", () => {
 
     test("each disk command's script set is copied to its node once: a file asset named by its sha256, no triggers anywhere", () => {
         const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
-        for (const cmd of resourcesOfType(run, COMMAND)) {
-            const copy = resourceNamed(run, `${cmd.name}-scripts`, COPY);
+        for (const cmd of resourcesOfType(run(), COMMAND)) {
+            const copy = resourceNamed(run(), `${cmd.name}-scripts`, COPY);
             assert.equal(copy.parent, cmd.parent);
             const source = copy.inputs.source as { asset: string; path: string; sha256: string };
             assert.deepEqual({ ...source, path: undefined }, { asset: "file", path: undefined, sha256 });
@@ -87,8 +76,8 @@ describe("LVM graph", () => {
 
     test("the label of a node depends on that node's disk command and nothing else of another node", () => {
         for (const [storage, node] of [["ssd", "node1"], ["ssd", "node2"], ["hdd", "node3"]]) {
-            const label = resourceNamed(run, `${storage}-${node}-label`, LABEL);
-            const disks = resourceNamed(run, `${storage}-${node}-disks`);
+            const label = resourceNamed(run(), `${storage}-${node}-label`, LABEL);
+            const disks = resourceNamed(run(), `${storage}-${node}-disks`);
             assert.deepEqual(label.dependencies, [disks.urn]);
             const devices = (twoTiers.lvm.find((s) => s.name === storage)!.hosts as unknown as Record<string, string[]>)[node].join(",");
             assert.deepEqual(JSON.parse(String(label.inputs.stdin)), {
@@ -100,7 +89,7 @@ describe("LVM graph", () => {
     });
 
     test("a label command server-side-applies its stdin under the storage's own field manager, and its delete relinquishes", () => {
-        const label = resourceNamed(run, "ssd-node2-label", LABEL);
+        const label = resourceNamed(run(), "ssd-node2-label", LABEL);
         // No kubernetes:context or kubeconfig in this stack: kubectl's defaults, as the provider's.
         const get = "n=$(kubectl get node node2 --ignore-not-found -o 'jsonpath={.metadata.name}{.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}' </dev/null);";
         const apply = "kubectl apply --server-side --field-manager=zcloud-storage/ssd -f - >/dev/null";
@@ -115,15 +104,15 @@ describe("LVM graph", () => {
     });
 
     test("disk commands depend only on their own node's script copy: one node's slow or failed prep blocks no other node", () => {
-        for (const cmd of resourcesOfType(run, COMMAND)) {
-            assert.deepEqual(cmd.dependencies, [resourceNamed(run, `${cmd.name}-scripts`, COPY).urn], `${cmd.name} has dependencies ${cmd.dependencies.join(", ")}`);
+        for (const cmd of resourcesOfType(run(), COMMAND)) {
+            assert.deepEqual(cmd.dependencies, [resourceNamed(run(), `${cmd.name}-scripts`, COPY).urn], `${cmd.name} has dependencies ${cmd.dependencies.join(", ")}`);
         }
-        for (const copy of resourcesOfType(run, COPY)) {
+        for (const copy of resourcesOfType(run(), COPY)) {
             assert.deepEqual(copy.dependencies, [], `${copy.name} has dependencies ${copy.dependencies.join(", ")}`);
         }
         // Nothing node-specific is a dependency of another storage-wide resource either.
-        const nodeUrns = new Set([...resourcesOfType(run, COMMAND), ...resourcesOfType(run, LABEL), ...resourcesOfType(run, COPY)].map((r) => r.urn));
-        for (const r of run.resources.filter((r) => r.type !== LABEL && r.type !== COMMAND)) {
+        const nodeUrns = new Set([...resourcesOfType(run(), COMMAND), ...resourcesOfType(run(), LABEL), ...resourcesOfType(run(), COPY)].map((r) => r.urn));
+        for (const r of run().resources.filter((r) => r.type !== LABEL && r.type !== COMMAND)) {
             for (const dep of r.dependencies) {
                 assert.ok(!nodeUrns.has(dep), `${r.name} waits for node resource ${dep}`);
             }
@@ -131,10 +120,10 @@ describe("LVM graph", () => {
     });
 
     test("each StorageClass comes after the CSI controller and its own lvmd", () => {
-        const controller = resourceNamed(run, "topolvm-controller", DEPLOYMENT);
+        const controller = resourceNamed(run(), "topolvm-controller", DEPLOYMENT);
         for (const storage of ["ssd", "hdd"]) {
-            const sc = resourceNamed(run, `${storage}-storageclass`);
-            assert.deepEqual(sc.dependencies.sort(), [controller.urn, resourceNamed(run, `lvmd-${storage}`, DAEMON_SET).urn].sort());
+            const sc = resourceNamed(run(), `${storage}-storageclass`);
+            assert.deepEqual(sc.dependencies.sort(), [controller.urn, resourceNamed(run(), `lvmd-${storage}`, DAEMON_SET).urn].sort());
             assert.equal(sc.deleteBeforeReplace, true);
             assert.equal(sc.inputs.provisioner, "topolvm.io");
             assert.equal(sc.inputs.volumeBindingMode, "WaitForFirstConsumer");
@@ -147,18 +136,18 @@ describe("LVM graph", () => {
 
     test("each storage's lvmd selects only its own labelled nodes and reads its own device class", () => {
         for (const storage of ["ssd", "hdd"]) {
-            const ds = resourceNamed(run, `lvmd-${storage}`, DAEMON_SET);
+            const ds = resourceNamed(run(), `lvmd-${storage}`, DAEMON_SET);
             const pod = (ds.inputs.spec as any).template.spec;
             assert.deepEqual(pod.nodeSelector, { "storage.zcloud.io/lvm": storage });
             assert.equal(pod.hostPID, true);
             assert.equal(pod.containers[0].securityContext.privileged, true);
-            const config = resourceNamed(run, `${storage}-lvmd-config`);
+            const config = resourceNamed(run(), `${storage}-lvmd-config`);
             const lvmd = yaml.load((config.inputs.data as any)["lvmd.yaml"]) as any;
             assert.equal(lvmd["device-classes"].length, 1);
             assert.equal(lvmd["device-classes"][0].name, storage);
             assert.equal(lvmd["device-classes"][0]["volume-group"], `zcloud-${storage}`);
         }
-        const thin = yaml.load((resourceNamed(run, "hdd-lvmd-config").inputs.data as any)["lvmd.yaml"]) as any;
+        const thin = yaml.load((resourceNamed(run(), "hdd-lvmd-config").inputs.data as any)["lvmd.yaml"]) as any;
         assert.deepEqual(thin["device-classes"][0], {
             name: "hdd",
             "volume-group": "zcloud-hdd",
@@ -170,24 +159,24 @@ describe("LVM graph", () => {
     });
 
     test("the TopoLVM node plugin runs on nodes of any LVM storage, by label", () => {
-        const ds = resourceNamed(run, "topolvm-node", DAEMON_SET);
+        const ds = resourceNamed(run(), "topolvm-node", DAEMON_SET);
         const terms = (ds.inputs.spec as any).template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
         assert.deepEqual(terms, [{ matchExpressions: [{ key: "storage.zcloud.io/lvm", operator: "Exists" }] }]);
     });
 
     test("controller: webhooks off, capacity tracking on, snapshotter only because a storage asks for snapshots", () => {
-        const containers = (resourceNamed(run, "topolvm-controller", DEPLOYMENT).inputs.spec as any).template.spec.containers;
+        const containers = (resourceNamed(run(), "topolvm-controller", DEPLOYMENT).inputs.spec as any).template.spec.containers;
         const byName = Object.fromEntries(containers.map((c: any) => [c.name, c]));
         assert.deepEqual(Object.keys(byName).sort(), ["csi-provisioner", "csi-resizer", "csi-snapshotter", "liveness-probe", "topolvm-controller"]);
         assert.ok(byName["topolvm-controller"].command.includes("--enable-webhooks=false"));
         assert.ok(byName["csi-provisioner"].command.includes("--enable-capacity"));
-        const snapshotClass = resourceNamed(run, "hdd-snapshotclass");
+        const snapshotClass = resourceNamed(run(), "hdd-snapshotclass");
         assert.equal(snapshotClass.inputs.driver, "topolvm.io");
-        assert.equal(run.resources.filter((r) => r.name === "ssd-snapshotclass").length, 0);
+        assert.equal(run().resources.filter((r) => r.name === "ssd-snapshotclass").length, 0);
     });
 
     test("every image is the pinned TopoLVM image", () => {
-        const images = run.resources.flatMap((r) => {
+        const images = run().resources.flatMap((r) => {
             const spec = (r.inputs.spec as any)?.template?.spec;
             return spec ? spec.containers.map((c: any) => c.image) : [];
         });
@@ -196,18 +185,18 @@ describe("LVM graph", () => {
     });
 
     test("secrets never appear in plain inputs", () => {
-        const text = JSON.stringify(run.resources.map((r) => r.inputs));
+        const text = JSON.stringify(run().resources.map((r) => r.inputs));
         assert.ok(!text.includes("offline-secret("), "a secure config value reached a plain input");
-        for (const cmd of resourcesOfType(run, COMMAND)) {
+        for (const cmd of resourcesOfType(run(), COMMAND)) {
             assert.equal(cmd.inputs.connection, "[secret]");
             assert.equal((cmd.policyInputs as any).connection.privateKey, "[secret]");
         }
-        assert.equal((resourceNamed(run, "ssd-node1-disks").policyInputs as any).connection.hostKey, baseConfig.ssh.hostKeys.node1);
-        assert.equal((resourceNamed(run, "hdd-node3-disks").policyInputs as any).connection.port, 2222);
+        assert.equal((resourceNamed(run(), "ssd-node1-disks").policyInputs as any).connection.hostKey, baseConfig.ssh.hostKeys.node1);
+        assert.equal((resourceNamed(run(), "hdd-node3-disks").policyInputs as any).connection.port, 2222);
     });
 
     test("the storage namespace allows privileged pods", () => {
-        const ns = resourceNamed(run, "namespace");
+        const ns = resourceNamed(run(), "namespace");
         assert.equal((ns.inputs.metadata as any).labels["pod-security.kubernetes.io/enforce"], "privileged");
     });
 });
@@ -255,6 +244,6 @@ describe("LVM config changes", () => {
         assert.equal(r.error, undefined, r.error?.message);
         assert.deepEqual(resourcesOfType(r, "zcloud:storage:IscsiStorage").map((x) => x.name), ["san"]);
         const lvmOnly = (x: { resources: typeof r.resources }) => x.resources.filter((res) => !/san|sanlock/.test(res.urn)).map((res) => JSON.stringify(res));
-        assert.deepEqual(lvmOnly(r), lvmOnly(run));
+        assert.deepEqual(lvmOnly(r), lvmOnly(run()));
     });
 });

@@ -3,15 +3,12 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import * as yaml from "js-yaml";
 import { evaluatePolicies } from "../../policy/policies";
-import { PlanRun, PlannedResource, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { DAEMON_SET, DEPLOYMENT, PlannedResource, STORAGE_CLASS, planBefore, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 
-const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
-const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
 const subDir = "${pvc.metadata.namespace}/${pvc.metadata.name}/${pv.metadata.name}";
 
 /** Two NFS storages and nothing else: no ssh, no nodes needed. */
@@ -24,33 +21,29 @@ const twoShares = {
 
 const podSpec = (r: PlannedResource) => (r.inputs.spec as any).template.spec;
 
-let run: PlanRun;
-before(async () => {
-    run = await planValues(twoShares);
-    assert.equal(run.error, undefined, run.error?.message);
-});
+const run = planBefore(twoShares);
 
 describe("NFS graph", () => {
     test("one shared csi-driver-nfs for two NFS storages", () => {
-        assert.deepEqual(resourcesOfType(run, "zcloud:storage:NfsStorage").map((r) => r.name).sort(), ["nas", "nas-keep"]);
-        assert.deepEqual(resourcesOfType(run, "zcloud:storage:CsiDriverNfs").map((r) => r.name), ["csi-driver-nfs"]);
-        const driver = resourcesOfType(run, "kubernetes:storage.k8s.io/v1:CSIDriver");
+        assert.deepEqual(resourcesOfType(run(), "zcloud:storage:NfsStorage").map((r) => r.name).sort(), ["nas", "nas-keep"]);
+        assert.deepEqual(resourcesOfType(run(), "zcloud:storage:CsiDriverNfs").map((r) => r.name), ["csi-driver-nfs"]);
+        const driver = resourcesOfType(run(), "kubernetes:storage.k8s.io/v1:CSIDriver");
         assert.equal(driver.length, 1);
         assert.deepEqual((driver[0].inputs as any).spec, { attachRequired: false, volumeLifecycleModes: ["Persistent"], fsGroupPolicy: "File" });
-        assert.deepEqual(resourcesOfType(run, DEPLOYMENT).map((r) => r.name), ["csi-driver-nfs-controller"]);
-        assert.deepEqual(resourcesOfType(run, DAEMON_SET).map((r) => r.name), ["csi-driver-nfs-node"]);
+        assert.deepEqual(resourcesOfType(run(), DEPLOYMENT).map((r) => r.name), ["csi-driver-nfs-controller"]);
+        assert.deepEqual(resourcesOfType(run(), DAEMON_SET).map((r) => r.name), ["csi-driver-nfs-node"]);
         // No per-storage daemons: each NfsStorage holds exactly its StorageClass.
-        for (const storage of resourcesOfType(run, "zcloud:storage:NfsStorage")) {
-            assert.deepEqual(run.resources.filter((r) => r.parent === storage.urn).map((r) => r.type), [STORAGE_CLASS]);
+        for (const storage of resourcesOfType(run(), "zcloud:storage:NfsStorage")) {
+            assert.deepEqual(run().resources.filter((r) => r.parent === storage.urn).map((r) => r.type), [STORAGE_CLASS]);
         }
     });
 
     test("no node labels and no node commands", () => {
-        assert.deepEqual(run.resources.filter((r) => r.type === "kubernetes:core/v1:NodePatch" || r.type.startsWith("command:")), []);
+        assert.deepEqual(run().resources.filter((r) => r.type === "kubernetes:core/v1:NodePatch" || r.type.startsWith("command:")), []);
     });
 
     test("StorageClass parameters exactly as configured", () => {
-        const nas = resourceNamed(run, "nas-storageclass", STORAGE_CLASS).inputs as any;
+        const nas = resourceNamed(run(), "nas-storageclass", STORAGE_CLASS).inputs as any;
         assert.equal(nas.metadata.name, "nas");
         assert.equal(nas.metadata.annotations["storageclass.kubernetes.io/is-default-class"], "true");
         assert.equal(nas.provisioner, "nfs.csi.k8s.io");
@@ -60,23 +53,23 @@ describe("NFS graph", () => {
         assert.equal(nas.volumeBindingMode, "Immediate");
         assert.equal(nas.allowVolumeExpansion, true);
 
-        const keep = resourceNamed(run, "nas-keep-storageclass", STORAGE_CLASS).inputs as any;
+        const keep = resourceNamed(run(), "nas-keep-storageclass", STORAGE_CLASS).inputs as any;
         assert.equal(keep.metadata.annotations["storageclass.kubernetes.io/is-default-class"], "false");
         assert.deepEqual(keep.parameters, { server: "fd00::60", share: "/srv/keep/", subDir, onDelete: "retain" });
         assert.equal(keep.mountOptions, undefined);
     });
 
     test("each StorageClass depends on the driver's controller and is replaced delete-first", () => {
-        const controller = resourceNamed(run, "csi-driver-nfs-controller", DEPLOYMENT);
+        const controller = resourceNamed(run(), "csi-driver-nfs-controller", DEPLOYMENT);
         for (const name of ["nas-storageclass", "nas-keep-storageclass"]) {
-            const sc = resourceNamed(run, name, STORAGE_CLASS);
+            const sc = resourceNamed(run(), name, STORAGE_CLASS);
             assert.ok(sc.dependencies.includes(controller.urn), `${name} depends on ${sc.dependencies.join(", ")}`);
             assert.equal(sc.deleteBeforeReplace, true);
         }
     });
 
     test("controller: provisioner, resizer, liveness and plugin; privileged plugin, host network, storage namespace", () => {
-        const controller = resourceNamed(run, "csi-driver-nfs-controller", DEPLOYMENT);
+        const controller = resourceNamed(run(), "csi-driver-nfs-controller", DEPLOYMENT);
         const spec = podSpec(controller);
         assert.equal((controller.inputs as any).metadata.namespace, "zcloud-storage");
         assert.deepEqual(spec.containers.map((c: any) => c.name), ["csi-provisioner", "csi-resizer", "liveness-probe", "nfs"]);
@@ -95,7 +88,7 @@ describe("NFS graph", () => {
     });
 
     test("node plugin: registrar, liveness and plugin on every node, kubelet paths, no API permissions", () => {
-        const node = resourceNamed(run, "csi-driver-nfs-node", DAEMON_SET);
+        const node = resourceNamed(run(), "csi-driver-nfs-node", DAEMON_SET);
         const spec = podSpec(node);
         assert.deepEqual(spec.containers.map((c: any) => c.name), ["node-driver-registrar", "liveness-probe", "nfs"]);
         assert.equal(spec.hostNetwork, true);
@@ -110,12 +103,12 @@ describe("NFS graph", () => {
         });
         const registrar = spec.containers.find((c: any) => c.name === "node-driver-registrar");
         assert.ok(registrar.args.includes("--kubelet-registration-path=/var/lib/kubelet/plugins/nfs.csi.k8s.io/csi.sock"));
-        const roles = run.resources.filter((r) => /Role/.test(r.type) && r.name.startsWith("csi-driver-nfs-node"));
+        const roles = run().resources.filter((r) => /Role/.test(r.type) && r.name.startsWith("csi-driver-nfs-node"));
         assert.deepEqual(roles, []);
     });
 
     test("every image is pinned and the policies pass", () => {
-        const images = [...new Set(run.resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image)))].sort();
+        const images = [...new Set(run().resources.flatMap((r) => ((r.inputs.spec as any)?.template?.spec?.containers ?? []).map((c: any) => c.image)))].sort();
         assert.deepEqual(images, [
             "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0",
             "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0",
@@ -123,7 +116,7 @@ describe("NFS graph", () => {
             "registry.k8s.io/sig-storage/livenessprobe:v2.19.0",
             "registry.k8s.io/sig-storage/nfsplugin:v4.13.5",
         ]);
-        const planned = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
+        const planned = run().resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
         assert.deepEqual(evaluatePolicies(planned, { "storage-privileged-namespace": { namespace: "zcloud-storage" } }), []);
     });
 });

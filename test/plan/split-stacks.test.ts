@@ -8,11 +8,7 @@ import * as yaml from "js-yaml";
 import { expectationNote } from "../../components/stack";
 import { diffPlans } from "../../tools/plan/diff";
 import { changeNotes } from "../../tools/plan/notes";
-import { PlanRun, PlannedResource, baseConfig, planValues, planYaml, resourceNamed, resourcesOfType } from "../helpers/plan";
-
-const STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass";
-const DAEMON_SET = "kubernetes:apps/v1:DaemonSet";
-const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+import { DAEMON_SET, DEPLOYMENT, PlanRun, PlannedResource, STORAGE_CLASS, baseConfig, planValues, planYaml, resourceNamed, resourcesOfType } from "../helpers/plan";
 
 /** What only the owner of the shared resources may register. */
 const sharedTypes = [

@@ -11,10 +11,9 @@ import { after, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
 import { nodeCommandArgs } from "../../tools/plan/describe";
-import { baseConfig, planValues, resourceNamed } from "../helpers/plan";
+import { COMMAND, baseConfig, planValues, resourceNamed } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
 
-const COMMAND = "command:remote:Command";
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wipe-plan-"));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

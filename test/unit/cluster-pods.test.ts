@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { containerLogs, inClusterEnter, timer, until } from "../drivers/clusterPods";
+import { containerLogs, heldLeases, inClusterEnter, pvcAndPodList, timer, until } from "../drivers/clusterPods";
 
 describe("clusterPods: what the through-the-sidecars tests share", () => {
     test("until returns the first value the check gives, after polling", async () => {
@@ -48,5 +48,22 @@ describe("clusterPods: what the through-the-sidecars tests share", () => {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    });
+
+    test("heldLeases names the Leases with a holder, sorted; a Lease without one is not held", () => {
+        const lease = (name: string, holderIdentity?: string) => ({ metadata: { name }, spec: holderIdentity ? { holderIdentity } : {} });
+        const list = { items: [lease("nfs-csi-k8s-io", "csi-driver-nfs-controller-0"), lease("external-resizer-nfs-csi-k8s-io", "csi-driver-nfs-controller-0"), lease("kube-scheduler")] };
+        assert.deepEqual(heldLeases(list), ["external-resizer-nfs-csi-k8s-io", "nfs-csi-k8s-io"]);
+        assert.deepEqual(heldLeases({ items: [] }), []);
+    });
+
+    test("pvcAndPodList: the claim data of the class and access mode, 1Gi; the pod app mounts it, pinned to the node only when one is given", () => {
+        const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data" }, spec: { storageClassName: "nfs-delete", accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } };
+        const podSpec = { containers: [{ name: "app", image: "registry.local/app:1" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] };
+        assert.deepEqual(pvcAndPodList({ storageClass: "nfs-delete", accessMode: "ReadWriteMany" }), { apiVersion: "v1", kind: "List", items: [claim, { apiVersion: "v1", kind: "Pod", metadata: { name: "app" }, spec: podSpec }] });
+        const pinned = pvcAndPodList({ storageClass: "scfast", accessMode: "ReadWriteOnce", node: "zc-node-1" }) as any;
+        assert.deepEqual(pinned.items[0].spec.accessModes, ["ReadWriteOnce"]);
+        assert.equal(pinned.items[0].spec.storageClassName, "scfast");
+        assert.deepEqual(pinned.items[1].spec, { nodeSelector: { "kubernetes.io/hostname": "zc-node-1" }, ...podSpec });
     });
 });

@@ -41,11 +41,9 @@ import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
-import * as yaml from "js-yaml";
 import { csiCephUser } from "../../../components/cephfs/cluster";
 import { cephFsDriverName } from "../../../components/cephfs/cephCsiDriver";
 import { csiSecretData } from "../../../components/cephfs/csi";
@@ -53,12 +51,11 @@ import { images } from "../../../components/images";
 import { tierStackYaml } from "../../ceph/planned";
 import { waitFor } from "../../ceph/cluster";
 import { applyManifests, toolsEnv } from "../../engine/applied";
-import { PodNetwork, podNetwork } from "../podNetwork";
 import { csiCallProgram } from "../programs";
 import { StartedContainer, prepareContainer, startContainer } from "../runner";
 import { flagOf } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
-import { bridgeToApi, containerLogs, inClusterEnter, joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
+import { InClusterPod, applyPvcAndPod, containerLogs, inClusterPod, joinControlPlane, startControlPlane, startControllerSidecars, stopControlPlane, timer, until } from "../clusterPods";
 import { CephCsiRig, DRIVER, FS, GiB, NODES, bootCephCsi, ok, show } from "./cephCsiRig";
 import { handedIn } from "./handedIn";
 
@@ -78,8 +75,7 @@ let rig: CephCsiRig | undefined;
 let bins: { cephcsi: string; provisioner: string; resizer: string; registrar: string };
 let apiPort: number;
 let caData: string;
-let apiBridge: net.Server | undefined;
-const networks: PodNetwork[] = [];
+let controllerNetwork: InClusterPod | undefined;
 const started: StartedContainer[] = [];
 const timings: string[] = [];
 const sockets: Record<string, string> = {};
@@ -139,8 +135,7 @@ after(async () => {
         process.stderr.write(`--- ${name} (last lines)\n${rig!.c.daemonLog(name).split("\n").slice(-15).join("\n")}\n`);
     }
     await Promise.all(started.map((s) => s.stop()));
-    networks.forEach((n) => n.close());
-    apiBridge?.close();
+    controllerNetwork?.close();
     stopControlPlane(controlPlane, env);
     await rig?.c.stop();
     if (dir) {
@@ -208,27 +203,17 @@ describe(`ceph-csi ${pinned} (CephFS) through its CSI sidecars and a real API se
         const rendered = Object.fromEntries(((workload.inputs.spec as any).template.spec.containers as any[]).map((x) => [x.name, x.image]));
         assert.deepEqual(rendered, { "csi-cephfsplugin": images.cephCsi, "csi-provisioner": images.cephCsiProvisioner, "csi-resizer": images.cephCsiResizer });
 
-        apiBridge = await bridgeToApi(path.join(dir, "api.sock"), apiPort);
-        const network = await podNetwork({ port: podApiPort, socket: path.join(dir, "api.sock") });
-        networks.push(network);
-        const serviceAccount = deployment.spec.template.spec.serviceAccountName;
-        const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
-        const inCluster = inClusterEnter({ dir, network, serviceAccount, namespace: NAMESPACE, caData, token, apiPort: podApiPort });
+        controllerNetwork = await inClusterPod({ dir, kubectl, namespace: NAMESPACE, serviceAccount: deployment.spec.template.spec.serviceAccountName, caData, apiPort, podApiPort });
         controllerPod = {};
-        for (const [name, program] of [["csi-provisioner", bins.provisioner], ["csi-resizer", bins.resizer]] as const) {
-            const s = startContainer({ ...prepared[name], program, unavailable: undefined }, { network: { enter: inCluster.enter }, hostEnv: inCluster.env });
-            started.push(s);
-            controllerPod[name] = s;
-        }
-        const held = await until(
-            "the sidecars' leases",
-            () => {
-                const names = (getJson(["-n", NAMESPACE, "get", "leases"]).items as any[]).filter((l) => l.spec.holderIdentity).map((l) => l.metadata.name).sort();
-                return names.includes("cephfs-csi-ceph-com") && names.includes("external-resizer-cephfs-csi-ceph-com") ? names : undefined;
-            },
-            120_000,
-            () => containerLogs(controllerPod ?? {}),
-        );
+        const held = await startControllerSidecars({
+            kubectl,
+            namespace: NAMESPACE,
+            pod: controllerNetwork,
+            sidecars: [[prepared["csi-provisioner"], bins.provisioner], [prepared["csi-resizer"], bins.resizer]],
+            leases: ["cephfs-csi-ceph-com", "external-resizer-cephfs-csi-ceph-com"],
+            containers: controllerPod,
+            started,
+        });
         assert.deepEqual(held, ["cephfs-csi-ceph-com", "external-resizer-cephfs-csi-ceph-com"]);
     });
 
@@ -240,19 +225,8 @@ describe(`ceph-csi ${pinned} (CephFS) through its CSI sidecars and a real API se
         assert.equal(sc.reclaimPolicy, "Delete");
         assert.equal(sc.allowVolumeExpansion, true);
         const ns = "web";
-        kubectl(["create", "namespace", ns]);
-        kubectl(
-            ["-n", ns, "apply", "-f", "-"],
-            yaml.dump({
-                apiVersion: "v1",
-                kind: "List",
-                items: [
-                    { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data" }, spec: { storageClassName: FS, accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } },
-                    { apiVersion: "v1", kind: "Pod", metadata: { name: "app" }, spec: { nodeSelector: { "kubernetes.io/hostname": NODE }, containers: [{ name: "app", image: "registry.local/app:1" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] } },
-                ],
-            }),
-        );
-        const explain = () => `${kubectl(["-n", ns, "get", "pvc,pod", "-o", "wide"])}\n${kubectl(["-n", ns, "get", "events"])}\n${containerLogs(controllerPod ?? {})}\n--- plugin\n${c.daemonLog("cephcsi-provisioner").slice(-3000)}`;
+        const workloadState = applyPvcAndPod(kubectl, ns, { storageClass: FS, accessMode: "ReadWriteMany", node: NODE });
+        const explain = () => `${workloadState()}\n${containerLogs(controllerPod ?? {})}\n--- plugin\n${c.daemonLog("cephcsi-provisioner").slice(-3000)}`;
         const pvc = await timed("PVC bound", () => until("the PVC bound", () => { const x = getJson(["-n", ns, "get", "pvc", "data"]); return x.status.phase === "Bound" ? x : undefined; }, 180_000, explain));
         const pvName: string = pvc.spec.volumeName;
         const pv = getJson(["get", "pv", pvName]);

@@ -29,7 +29,6 @@
 import assert from "node:assert/strict";
 import { ChildProcess, execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
@@ -39,12 +38,11 @@ import { nfsDriverName, nfsSubDirPattern } from "../../../components/nfs";
 import { PlanRun, PlannedResource, planYaml } from "../../helpers/plan";
 import { applyManifests, toolsEnv } from "../../engine/applied";
 import { GuestSet, bootGuests } from "../../vm/harness";
-import { PodNetwork, podNetwork } from "../podNetwork";
 import { csiCallProgram } from "../programs";
-import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer } from "../runner";
+import { PreparedContainer, StartedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf, socketFromGuest, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
-import { bridgeToApi, containerLogs, inClusterEnter, joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
+import { InClusterPod, applyPvcAndPod, containerLogs, inClusterPod, joinControlPlane, startControlPlane, startControllerSidecars, stopControlPlane, timer, until } from "../clusterPods";
 import { downloadNfsServer, startNfsServer } from "../nfsServer";
 import { handedIn } from "./handedIn";
 
@@ -81,10 +79,9 @@ let caData: string;
 let bins: { plugin: string; provisioner: string; resizer: string; registrar: string };
 const timings: string[] = [];
 const forwards: ChildProcess[] = [];
-const networks: PodNetwork[] = [];
 const started: StartedContainer[] = [];
 const guestLogs: string[] = [];
-let apiBridge: net.Server | undefined;
+let controllerNetwork: InClusterPod | undefined;
 let nodePlugin: PreparedContainer | undefined;
 let controllerPod: Record<string, StartedContainer> | undefined;
 
@@ -174,9 +171,8 @@ after(async () => {
         process.stderr.write(`[nfs-flow] guest logs:\n${(await guest().run(`tail -n 15 ${guestLogs.join(" ")}`)).stdout}\n`);
     }
     await Promise.all(started.map((s) => s.stop()));
-    networks.forEach((n) => n.close());
     forwards.forEach((f) => f.kill("SIGTERM"));
-    apiBridge?.close();
+    controllerNetwork?.close();
     await vms?.close();
     stopControlPlane(controlPlane, env);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -235,28 +231,19 @@ describe(`csi-driver-nfs ${pinned} through its CSI sidecars and a real API serve
         // The sidecars dial the rendered socket path here; the forward makes it the guest's.
         await fromGuest(socket, socket);
 
-        apiBridge = await bridgeToApi(path.join(dir, "api.sock"), apiPort);
-        const network = await podNetwork({ port: podApiPort, socket: path.join(dir, "api.sock") });
-        networks.push(network);
-        const serviceAccount = deployment.spec.template.spec.serviceAccountName;
-        const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
-        const inCluster = inClusterEnter({ dir, network, serviceAccount, namespace: NAMESPACE, caData, token, apiPort: podApiPort });
+        controllerNetwork = await inClusterPod({ dir, kubectl, namespace: NAMESPACE, serviceAccount: deployment.spec.template.spec.serviceAccountName, caData, apiPort, podApiPort });
         controllerPod = {};
-        for (const [name, program] of [["csi-provisioner", bins.provisioner], ["csi-resizer", bins.resizer]] as const) {
-            // The pod uses the host network; here the sidecars get a pod network of their own only to reach the API server.
-            const c = startContainer({ ...prepared[name], program, unavailable: undefined, hostNetwork: false }, { network: { enter: inCluster.enter }, hostEnv: inCluster.env });
-            started.push(c);
-            controllerPod[name] = c;
-        }
-        const held = await until(
-            "the sidecars' leases",
-            () => {
-                const names = (getJson(["-n", NAMESPACE, "get", "leases"]).items as any[]).filter((l) => l.spec.holderIdentity).map((l) => l.metadata.name).sort();
-                return names.includes("nfs-csi-k8s-io") && names.includes("external-resizer-nfs-csi-k8s-io") ? names : undefined;
-            },
-            120_000,
-            controllerLogs,
-        );
+        // The pod uses the host network; here the sidecars get a pod network of their own only to reach the API server.
+        const inPodNetwork = (name: string): PreparedContainer => ({ ...prepared[name], hostNetwork: false });
+        const held = await startControllerSidecars({
+            kubectl,
+            namespace: NAMESPACE,
+            pod: controllerNetwork,
+            sidecars: [[inPodNetwork("csi-provisioner"), bins.provisioner], [inPodNetwork("csi-resizer"), bins.resizer]],
+            leases: ["nfs-csi-k8s-io", "external-resizer-nfs-csi-k8s-io"],
+            containers: controllerPod,
+            started,
+        });
         assert.deepEqual(held, ["external-resizer-nfs-csi-k8s-io", "nfs-csi-k8s-io"]);
     });
 
@@ -271,19 +258,8 @@ describe(`csi-driver-nfs ${pinned} through its CSI sidecars and a real API serve
             assert.equal(sc.allowVolumeExpansion, true);
             assert.deepEqual(sc.parameters, { server: ADDRESS, share: EXPORT, subDir: nfsSubDirPattern, onDelete: s.onDelete });
             const ns = `web-${s.onDelete}`;
-            kubectl(["create", "namespace", ns]);
-            kubectl(
-                ["-n", ns, "apply", "-f", "-"],
-                yaml.dump({
-                    apiVersion: "v1",
-                    kind: "List",
-                    items: [
-                        { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data" }, spec: { storageClassName: s.name, accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } } },
-                        { apiVersion: "v1", kind: "Pod", metadata: { name: "app" }, spec: { containers: [{ name: "app", image: "registry.local/app:1" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] } },
-                    ],
-                }),
-            );
-            const explain = async () => `${kubectl(["-n", ns, "get", "pvc,pod", "-o", "wide"])}\n${kubectl(["-n", ns, "get", "events"])}\n${controllerLogs()}\n${await guestLog(guestLogs.join(" "))}`;
+            const workloadState = applyPvcAndPod(kubectl, ns, { storageClass: s.name, accessMode: "ReadWriteMany" });
+            const explain = async () => `${workloadState()}\n${controllerLogs()}\n${await guestLog(guestLogs.join(" "))}`;
             const pvc = await timed(`${s.name} bound`, () => until("the PVC bound", () => { const c = getJson(["-n", ns, "get", "pvc", "data"]); return c.status.phase === "Bound" ? c : undefined; }, 120_000, explain));
             const pvName: string = pvc.spec.volumeName;
             const pv = getJson(["get", "pv", pvName]);

@@ -48,7 +48,7 @@ import { PreparedContainer, guestCommand, prepareContainer } from "../runner";
 import { copyIntoGuest, flagOf, guestUntil } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
-import { joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
+import { applyPvcAndPod, joinControlPlane, leasesHeld, serviceAccountToken, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -256,7 +256,7 @@ describe(`csi-sanlock-lvm ${pinned} through its CSI sidecars and a real API serv
             () => kubectl(["-n", NAMESPACE, "get", "pods,rs,ds", "-o", "wide"]),
         );
         const sa = deployment.spec.template.spec.serviceAccountName;
-        const token = kubectl(["-n", NAMESPACE, "create", "token", sa, "--duration", "3h"]).trim();
+        const token = serviceAccountToken(kubectl, NAMESPACE, sa);
         const secrets = "/var/run/secrets/kubernetes.io/serviceaccount";
         await guest().check(`mkdir -p ${secrets} && cat >${secrets}/token && chmod 600 ${secrets}/token`, { stdin: token });
         await guest().check(`cat >${secrets}/ca.crt && printf %s ${NAMESPACE} >${secrets}/namespace`, { stdin: Buffer.from(caData, "base64") });
@@ -269,15 +269,7 @@ describe(`csi-sanlock-lvm ${pinned} through its CSI sidecars and a real API serv
             assert.equal((await guest().run(`test ${flagOf(p.argv, "--csi-address")} -ef ${nodePod.socket}`)).code, 0, `${p.container} dials ${nodePod.socket}`);
         }
         controllerLogs = [await startInGuest(provisioner, `${guestBin}/provisioner`, "node", inCluster), await startInGuest(resizer, `${guestBin}/resizer`, "node", inCluster)];
-        const leases = await until(
-            "the sidecars' leases",
-            () => {
-                const held = (getJson(["-n", NAMESPACE, "get", "leases"]).items as any[]).filter((l) => l.spec.holderIdentity).map((l) => l.metadata.name).sort();
-                return held.length >= 2 ? held : undefined;
-            },
-            120_000,
-            () => tail(controllerLogs),
-        );
+        const leases = await leasesHeld(kubectl, NAMESPACE, ["csi-sanlock-lvm-csi-vleo-net", "external-resizer-csi-sanlock-lvm-csi-vleo-net"], () => tail(controllerLogs));
         assert.deepEqual(leases, ["csi-sanlock-lvm-csi-vleo-net", "external-resizer-csi-sanlock-lvm-csi-vleo-net"]);
     });
 
@@ -294,19 +286,8 @@ describe(`csi-sanlock-lvm ${pinned} through its CSI sidecars and a real API serv
         const oldTopologies = [{ matchLabelExpressions: [{ key: "storage.zcloud.io/iscsi", values: [STORAGE] }] }];
         kubectl(["patch", "storageclass", STORAGE, "--type=merge", "-p", JSON.stringify({ allowedTopologies: oldTopologies })]);
         const ns = "app";
-        kubectl(["create", "namespace", ns]);
-        kubectl(
-            ["-n", ns, "apply", "-f", "-"],
-            yaml.dump({
-                apiVersion: "v1",
-                kind: "List",
-                items: [
-                    { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data" }, spec: { storageClassName: STORAGE, accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } },
-                    { apiVersion: "v1", kind: "Pod", metadata: { name: "app" }, spec: { containers: [{ name: "app", image: "registry.local/app:1" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] } },
-                ],
-            }),
-        );
-        const explain = async () => `${kubectl(["-n", ns, "get", "pvc,pod", "-o", "wide"])}\n${kubectl(["-n", ns, "get", "events"])}\n${await tail([...controllerLogs, ...nodePod!.logs])}`;
+        const workloadState = applyPvcAndPod(kubectl, ns, { storageClass: STORAGE, accessMode: "ReadWriteOnce" });
+        const explain = async () => `${workloadState()}\n${await tail([...controllerLogs, ...nodePod!.logs])}`;
         const failed = await timed("ProvisioningFailed (old class)", () =>
             until("the provisioner's answer to the old class", () => (getJson(["-n", ns, "get", "events", "--field-selector", "reason=ProvisioningFailed"]).items as any[])[0]?.message as string | undefined, 300_000, explain),
         );

@@ -27,7 +27,6 @@
 import assert from "node:assert/strict";
 import { ChildProcess, execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
@@ -38,13 +37,12 @@ import { PlanRun, planYaml, resourceNamed } from "../../helpers/plan";
 import { copyOverSsh, plannedCopy } from "../../helpers/planned";
 import { applyManifests, toolsEnv } from "../../engine/applied";
 import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../../vm/harness";
-import { PodNetwork, podNetwork } from "../podNetwork";
 import { topolvmBuildDir } from "../programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "../runner";
 import { copyIntoGuest, flagOf, socketFromGuest, tokenKubeconfig } from "../guestFiles";
 import { csiNodeFor, getInfo, nodeGetInfo, notifyRegistrationStatus } from "../kubeletStandIn";
 import { handedIn } from "./handedIn";
-import { bridgeToApi, containerLogs, inClusterEnter, joinControlPlane, startControlPlane, stopControlPlane, timer, until } from "../clusterPods";
+import { InClusterPod, applyPvcAndPod, containerLogs, inClusterPod, joinControlPlane, serviceAccountToken, startControlPlane, startControllerSidecars, stopControlPlane, timer, until } from "../clusterPods";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../../..");
@@ -75,9 +73,8 @@ let bins: { provisioner: string; resizer: string; registrar: string };
 let containerCount = 0;
 const timings: string[] = [];
 const forwards: ChildProcess[] = [];
-const networks: PodNetwork[] = [];
 const started: StartedContainer[] = [];
-let apiBridge: net.Server | undefined;
+let controllerNetwork: InClusterPod | undefined;
 /** The node pod's sockets once the node test has them running. */
 let nodePod: { registrar: PreparedContainer; registrarLog: string; nodeLog: string } | undefined;
 let controllerPod: { containers: Record<string, StartedContainer> } | undefined;
@@ -97,13 +94,7 @@ function prepare(workload: string, type: string, container: string, o: { root?: 
 }
 
 function kubeconfigFor(serviceAccount: string, server: string): string {
-    return tokenKubeconfig(serviceAccount, server, caData, kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim());
-}
-
-/** The in-cluster configuration of a pod of `serviceAccount` in the storage namespace. */
-function podInCluster(network: PodNetwork, serviceAccount: string): { enter: string[]; env: Record<string, string> } {
-    const token = kubectl(["-n", NAMESPACE, "create", "token", serviceAccount, "--duration", "3h"]).trim();
-    return inClusterEnter({ dir, network, serviceAccount, namespace: NAMESPACE, caData, token, apiPort: podApiPort });
+    return tokenKubeconfig(serviceAccount, server, caData, serviceAccountToken(kubectl, NAMESPACE, serviceAccount));
 }
 
 /** Starts a container's program in the guest, detached; its output goes to <root>.log. */
@@ -177,9 +168,8 @@ before(async () => {
 after(async () => {
     process.stderr.write(`[drivers] sidecars.test.ts timings: ${timings.join(", ")}\n`);
     await Promise.all(started.map((s) => s.stop()));
-    networks.forEach((n) => n.close());
     forwards.forEach((f) => f.kill("SIGTERM"));
-    apiBridge?.close();
+    controllerNetwork?.close();
     await vms?.close();
     stopControlPlane(controlPlane, env);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -244,32 +234,22 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         assert.equal(flagOf(prepared["csi-resizer"].argv, "--csi-address"), socket);
         assert.equal(prepared["csi-provisioner"].env.POD_NAME, podName);
 
-        apiBridge = await bridgeToApi(path.join(dir, "api.sock"), apiPort);
-        const network = await podNetwork({ port: podApiPort, socket: path.join(dir, "api.sock") });
-        networks.push(network);
-        const inCluster = podInCluster(network, deployment.spec.template.spec.serviceAccountName);
-        const start = (name: string, program?: string) => {
-            const c = startContainer(program ? { ...prepared[name], program, unavailable: undefined } : prepared[name], { network: { enter: inCluster.enter }, hostEnv: inCluster.env });
-            started.push(c);
-            return c;
-        };
-        const controller = start("topolvm-controller");
+        controllerNetwork = await inClusterPod({ dir, kubectl, namespace: NAMESPACE, serviceAccount: deployment.spec.template.spec.serviceAccountName, caData, apiPort, podApiPort });
+        const controller = startContainer(prepared["topolvm-controller"], { network: { enter: controllerNetwork.enter }, hostEnv: controllerNetwork.env });
+        started.push(controller);
         controllerPod = { containers: { "topolvm-controller": controller } };
         assert.equal(await waitFor(controller, () => fs.existsSync(socket), 60_000), "ready", `topolvm-controller did not serve on ${socket}:\n${controller.output()}`);
-        controllerPod.containers["csi-provisioner"] = start("csi-provisioner", bins.provisioner);
-        controllerPod.containers["csi-resizer"] = start("csi-resizer", bins.resizer);
 
         // Leader election in the storage namespace (rendered --leader-election-namespace), one Lease each.
-        const leases = await until(
-            "the sidecars' leases",
-            () => {
-                const items = getJson(["-n", NAMESPACE, "get", "leases"]).items as any[];
-                const held = items.filter((l) => l.spec.holderIdentity).map((l) => l.metadata.name).sort();
-                return held.includes("topolvm-io") && held.includes("external-resizer-topolvm-io") ? held : undefined;
-            },
-            120_000,
-            controllerLogs,
-        );
+        const leases = await startControllerSidecars({
+            kubectl,
+            namespace: NAMESPACE,
+            pod: controllerNetwork,
+            sidecars: [[prepared["csi-provisioner"], bins.provisioner], [prepared["csi-resizer"], bins.resizer]],
+            leases: ["topolvm-io", "external-resizer-topolvm-io"],
+            containers: controllerPod.containers,
+            started,
+        });
         assert.ok(leases.length >= 2);
         // Capacity: one CSIStorageCapacity for the node's topology and the storage's class, owned by the Deployment.
         const capacity = await until(
@@ -291,24 +271,8 @@ describe("TopoLVM through its CSI sidecars and a real API server", { timeout: 3_
         assert.equal(sc.reclaimPolicy, "Delete");
         assert.equal(sc.allowVolumeExpansion, true);
         const ns = "app";
-        kubectl(["create", "namespace", ns]);
-        kubectl(
-            ["-n", ns, "apply", "-f", "-"],
-            yaml.dump({
-                apiVersion: "v1",
-                kind: "List",
-                items: [
-                    { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data" }, spec: { storageClassName: STORAGE, accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } },
-                    {
-                        apiVersion: "v1",
-                        kind: "Pod",
-                        metadata: { name: "app" },
-                        spec: { containers: [{ name: "app", image: "registry.local/app:1" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] },
-                    },
-                ],
-            }),
-        );
-        const explain = () => `${kubectl(["-n", ns, "get", "pvc,pod", "-o", "wide"])}\n${kubectl(["-n", ns, "get", "events"])}\n${controllerLogs()}`;
+        const workloadState = applyPvcAndPod(kubectl, ns, { storageClass: STORAGE, accessMode: "ReadWriteOnce" });
+        const explain = () => `${workloadState()}\n${controllerLogs()}`;
         // WaitForFirstConsumer: the scheduler picks the node (capacity allowing), the provisioner creates there.
         const pvc = await until("the PVC bound", () => { const c = getJson(["-n", ns, "get", "pvc", "data"]); return c.status.phase === "Bound" ? c : undefined; }, 180_000, explain);
         assert.equal(pvc.metadata.annotations["volume.kubernetes.io/selected-node"], NODE);
