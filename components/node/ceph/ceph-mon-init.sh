@@ -9,7 +9,8 @@
 # renders the first mon in placement order): only they ever get a store with an initial monmap,
 # and that monmap holds only them. Before creating a store the script asks the other listed mons
 # (admin key, bounded by ZCLOUD_CEPH_TIMEOUT) for the quorum:
-#   a quorum answers          -> join: mkfs with the cluster's current monmap, then `mon add`
+#   a quorum answers          -> join: mkfs with the cluster's current monmap; the daemon then
+#                                asks the quorum to add it (never `ceph mon add` here: see mi_join)
 #   none, this mon is initial -> create the cluster's first store (monmap: the initial mons)
 #   none, not initial         -> refuse, exit 3: never a second quorum on fresh stores
 # --allow-aes-keys: a new cluster's first monmap (Ceph 20 and later) accepts AES-128 (`aes`) keys
@@ -202,22 +203,17 @@ mi_quorum() {
     zcc_ceph -m "$mi_peers" quorum_status >"$zcc_tmp/quorum" 2>"$zcc_tmp/quorum.err"
 }
 
-# mi_bare_ip ADDR: the IP `ceph mon add` takes (it adds v2 3300 and v1 6789 for a bare IP); an
-# address vector is accepted only in that default form.
-mi_bare_ip() {
-    case $1 in
-        \[*)
-            mi_bi=${1#\[v2:}
-            mi_bi=${mi_bi%%:3300,*}
-            mi_bi=${mi_bi#\[}
-            mi_bi=${mi_bi%\]}
-            if [ "$(mi_addrvec "$mi_bi")" != "$1" ]; then
-                zc_die "mon.$mi_id" "cannot join with address vector $1: only [v2:<ip>:3300,v1:<ip>:6789] can be added"
-            fi
-            printf '%s\n' "$mi_bi"
-            ;;
-        *) printf '%s\n' "$1" ;;
-    esac
+# mi_check_join_addr ADDRVEC: a joining mon is added at the address its daemon announces, its
+# --public-addr IP with the default ports (v2 3300, v1 6789); an address vector in another form
+# could never be the one it joins with: refused.
+mi_check_join_addr() {
+    mi_bi=${1#\[v2:}
+    mi_bi=${mi_bi%%:3300,*}
+    mi_bi=${mi_bi#\[}
+    mi_bi=${mi_bi%\]}
+    if [ "$(mi_addrvec "$mi_bi")" != "$1" ]; then
+        zc_die "mon.$mi_id" "cannot join with address vector $1: only [v2:<ip>:3300,v1:<ip>:6789] can be added"
+    fi
 }
 
 # mi_map_addr MONMAP ID: this mon's address vector in a monmap (ports without nonce), or nothing.
@@ -226,12 +222,16 @@ mi_map_addr() {
         awk -v m="mon.$2" '$NF == m { a = $2; gsub(/\/[0-9]+/, "", a); print a; exit }'
 }
 
-# mi_join DIR FSID: the cluster runs: a store from its current monmap (mon. key only), then the
-# mon is added to the map (already there at this address: nothing to add; another address:
-# refused). Adding comes last: until this mon runs, the map it is in needs it for a quorum.
+# mi_join DIR FSID: the cluster runs: a store from its current monmap (mon. key only); already
+# in that map at this address: nothing more; at another address: refused. A mon not in the map
+# is not added here: its daemon, once it runs, finds the quorum and asks the leader to add it at
+# its public address (Ceph's own join; docs.ceph.com "Adding a Monitor (Manual)"). Adding it
+# first (`ceph mon add` before the daemon ran) made the map need the mon for a quorum before it
+# ran, and then the leader and the new mon started their elections in the same instant and
+# timed out together, round after round: minutes without a quorum (docs/cephfs.md, "Mons").
 mi_join() {
     mi_jn_addr=$(mi_addrvec "$mi_addr")
-    mi_jn_ip=$(mi_bare_ip "$mi_jn_addr")
+    mi_check_join_addr "$mi_jn_addr"
     zcc_ceph -m "$mi_peers" mon getmap -o "$zcc_tmp/monmap" >/dev/null 2>"$zcc_tmp/getmap.err" ||
         zc_fail "mon.$mi_id" "ceph mon getmap: $(tail -n 1 "$zcc_tmp/getmap.err")"
     mi_jn_fsid=$(monmaptool --print "$zcc_tmp/monmap" | awk '$1 == "fsid" { print $2; exit }')
@@ -248,9 +248,7 @@ mi_join() {
         zc_log "mon.$mi_id" "already in the monmap at $mi_jn_have"
         return 0
     fi
-    zcc_ceph -m "$mi_peers" mon add "$mi_id" "$mi_jn_ip" >/dev/null 2>"$zcc_tmp/add.err" ||
-        zc_fail "mon.$mi_id" "ceph mon add: $(tail -n 1 "$zcc_tmp/add.err") (the store is in place; the daemon asks to join by itself)"
-    zc_log "mon.$mi_id" "added to the monmap at $mi_jn_addr"
+    zc_log "mon.$mi_id" "not in the monmap yet; the daemon asks the quorum to add it at $mi_jn_addr"
 }
 
 # mi_addr_of ID: the listed address of mon ID.
