@@ -12,6 +12,7 @@ import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
+import { upgradeDiff } from "../helpers/labelMove";
 import { baseConfig } from "../helpers/plan";
 
 /** main before this change: mon-init ran `ceph mon add` before the daemon started. */
@@ -39,7 +40,7 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
     test("pulumi up: the new mon-init set created, the old one deleted, the three mons updated in place, the gates around them run again; nothing else", () => {
         const was = plans.before();
         const now = plans.now();
-        const changes = diffPlans(was.resources, now.resources);
+        const changes = upgradeDiff(was.resources, now.resources);
         const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
         const oldSet = was.resources.filter(isMonInitSet).map((r) => r.name);
         assert.equal(oldSet.length, 1);
