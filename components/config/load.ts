@@ -1,6 +1,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
+import { configFileReader, configFilesKey, expandConfigFiles } from "./configFiles";
 import { ConfigValidationError, formatIssue } from "./errors";
 import { StackModel } from "./model";
 import { parseFullConfig } from "./namespaces";
@@ -18,22 +19,49 @@ export function declareSecurePaths(paths: readonly string[] | undefined): void {
 }
 
 /**
+ * Under the CLI the program runs in the project directory: its stack file is
+ * `<stackConfigDir>/Pulumi.<stack>.yaml` there. Undefined without a Pulumi.yaml (config from
+ * elsewhere, e.g. an inline Automation API program run from another directory).
+ */
+function stackFileOfProgram(): { dir: string; file: string } | undefined {
+    const project = path.join(process.cwd(), "Pulumi.yaml");
+    if (!fs.existsSync(project)) {
+        return undefined;
+    }
+    const configDir = (loadBoundedYaml(fs.readFileSync(project, "utf8"), "Pulumi.yaml") as { stackConfigDir?: unknown } | null)?.stackConfigDir;
+    const dir = path.join(process.cwd(), typeof configDir === "string" ? configDir : ".");
+    return { dir, file: path.join(dir, `Pulumi.${pulumi.getStack()}.yaml`) };
+}
+
+/**
  * The runtime marks only whole top-level keys secret; which leaves are `secure:` only the stack
- * file says. Under the CLI the program runs in the project directory: read
- * `<stackConfigDir>/Pulumi.<stack>.yaml` there. Undefined when there is no such file (config
- * from elsewhere): secret leaves are then checked by top-level key.
+ * file says. Undefined when there is no such file (config from elsewhere): secret leaves are then
+ * checked by top-level key.
  */
 function securePathsOfStackFile(): readonly string[] | undefined {
     if (declaredSecurePaths) {
         return declaredSecurePaths;
     }
-    const project = path.join(process.cwd(), "Pulumi.yaml");
-    if (!fs.existsSync(project)) {
-        return undefined;
+    const file = stackFileOfProgram()?.file;
+    return file && fs.existsSync(file) ? readStackDocument(fs.readFileSync(file, "utf8"), path.relative(process.cwd(), file)).securePaths : undefined;
+}
+
+/**
+ * The values with `zcloud-storage:configFiles` read and merged in, from the stack file's
+ * directory (the working directory without a Pulumi.yaml). The offline plan hands the program
+ * values it already expanded, without the key.
+ */
+function withConfigFiles(values: Record<string, unknown>): Record<string, unknown> {
+    if (!Object.hasOwn(values, configFilesKey)) {
+        return values;
     }
-    const dir = (loadBoundedYaml(fs.readFileSync(project, "utf8"), "Pulumi.yaml") as { stackConfigDir?: unknown } | null)?.stackConfigDir;
-    const file = path.join(process.cwd(), typeof dir === "string" ? dir : ".", `Pulumi.${pulumi.getStack()}.yaml`);
-    return fs.existsSync(file) ? readStackDocument(fs.readFileSync(file, "utf8"), path.relative(process.cwd(), file)).securePaths : undefined;
+    const stackFile = stackFileOfProgram();
+    const dir = stackFile?.dir ?? process.cwd();
+    const expanded = expandConfigFiles(values, configFileReader(dir), stackFile ? path.relative(process.cwd(), stackFile.file) : "the stack config");
+    if (expanded.issues.length > 0) {
+        throw new ConfigValidationError(expanded.issues);
+    }
+    return expanded.values;
 }
 
 /**
@@ -66,7 +94,7 @@ export function loadStackConfig(): StackModel {
         }
     }
     const securePaths = securePathsOfStackFile();
-    const result = parseFullConfig(values, {
+    const result = parseFullConfig(withConfigFiles(values), {
         rawKeys: rawConfigKeys(),
         ...(isConfigSecret ? { secretKeys } : {}),
         ...(securePaths ? { securePaths } : {}),

@@ -156,7 +156,8 @@ function protoKeyIssues(value: unknown, parts: PropertyKey[]): ConfigIssue[] {
 function parseSections(values: Record<string, unknown>, ctx: ParseContext): { parsed: StackParsed; declaredNodes: Set<string> } {
     const { issues } = ctx;
     const shape = stackSchema.shape;
-    const allowed = Object.keys(shape);
+    // configFiles is read (and removed) before validation (configFiles.ts); listed for did-you-mean.
+    const allowed = [...Object.keys(shape), "configFiles"];
     for (const key of Object.keys(values)) {
         if (!Object.hasOwn(shape, key)) {
             issues.push(unknownKeyIssue([], key, allowed));

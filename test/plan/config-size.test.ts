@@ -29,7 +29,7 @@ test("500 nodes x 4 devices: refused before planning (exit 2) with the size, the
     assert.equal(
         r.stderr.trim(),
         `${planPath(file)}: the config is 158.2 KiB as Pulumi passes it to the program (one environment variable, PULUMI_CONFIG), over Linux's 128.0 KiB limit for one: ` +
-            'pulumi preview and up would fail before the program starts ("argument list too long"); split it into stacks of fewer nodes (docs/splitting-stacks.md) (--over-config-limit plans it anyway)',
+            'pulumi preview and up would fail before the program starts ("argument list too long"); move the node inventory (zcloud-storage:nodes, ssh.hostKeys, the storages) into files listed in zcloud-storage:configFiles, or split the stack (docs/splitting-stacks.md) (--over-config-limit plans it anyway)',
     );
 });
 
@@ -39,6 +39,6 @@ test("350 nodes: planned, with one advisory naming the size and the share of the
     assert.equal(r.code, 0, r.stderr);
     const advisories = r.stdout.split("\n").filter((l) => l.startsWith("advisory: "));
     assert.deepEqual(advisories, [
-        `advisory: ${planPath(file)}: the config is 110.8 KiB as Pulumi passes it to the program, 87% of the 128.0 KiB Pulumi can pass (one environment variable); before it grows past that, split it into stacks of fewer nodes (docs/splitting-stacks.md)`,
+        `advisory: ${planPath(file)}: the config is 110.8 KiB as Pulumi passes it to the program, 87% of the 128.0 KiB Pulumi can pass (one environment variable); before it grows past that, move the node inventory (zcloud-storage:nodes, ssh.hostKeys, the storages) into files listed in zcloud-storage:configFiles, or split the stack (docs/splitting-stacks.md)`,
     ]);
 });

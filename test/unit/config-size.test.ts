@@ -20,12 +20,12 @@ describe("the config's size as Pulumi passes it (PULUMI_CONFIG)", () => {
         const near = checkConfigSize(filler(100_000), "stacks/Pulumi.big.yaml");
         assert.equal(near.bytes, 100_000);
         assert.equal(near.error, undefined);
-        assert.equal(near.advisory, "stacks/Pulumi.big.yaml: the config is 97.7 KiB as Pulumi passes it to the program, 76% of the 128.0 KiB Pulumi can pass (one environment variable); before it grows past that, split it into stacks of fewer nodes (docs/splitting-stacks.md)");
+        assert.equal(near.advisory, "stacks/Pulumi.big.yaml: the config is 97.7 KiB as Pulumi passes it to the program, 76% of the 128.0 KiB Pulumi can pass (one environment variable); before it grows past that, move the node inventory (zcloud-storage:nodes, ssh.hostKeys, the storages) into files listed in zcloud-storage:configFiles, or split the stack (docs/splitting-stacks.md)");
         assert.equal(checkConfigSize(filler(configBudget), "s.yaml").error, undefined);
         const over = checkConfigSize(filler(configBudget + 1), "stacks/Pulumi.big.yaml");
         assert.equal(
             over.error,
-            'stacks/Pulumi.big.yaml: the config is 128.0 KiB as Pulumi passes it to the program (one environment variable, PULUMI_CONFIG), over Linux\'s 128.0 KiB limit for one: pulumi preview and up would fail before the program starts ("argument list too long"); split it into stacks of fewer nodes (docs/splitting-stacks.md)',
+            'stacks/Pulumi.big.yaml: the config is 128.0 KiB as Pulumi passes it to the program (one environment variable, PULUMI_CONFIG), over Linux\'s 128.0 KiB limit for one: pulumi preview and up would fail before the program starts ("argument list too long"); move the node inventory (zcloud-storage:nodes, ssh.hostKeys, the storages) into files listed in zcloud-storage:configFiles, or split the stack (docs/splitting-stacks.md)',
         );
     });
 

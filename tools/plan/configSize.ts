@@ -43,7 +43,7 @@ export interface ConfigSize {
 /** The config's size as Pulumi passes it, and what to say about it. */
 export function checkConfigSize(values: Record<string, unknown>, stackFile: string): ConfigSize {
     const bytes = Buffer.byteLength(pulumiConfigJson(values), "utf8");
-    const split = "split it into stacks of fewer nodes (docs/splitting-stacks.md)";
+    const split = "move the node inventory (zcloud-storage:nodes, ssh.hostKeys, the storages) into files listed in zcloud-storage:configFiles, or split the stack (docs/splitting-stacks.md)";
     if (bytes > configBudget) {
         return {
             bytes,
@@ -63,6 +63,6 @@ export function checkConfigSize(values: Record<string, unknown>, stackFile: stri
 }
 
 /** checkConfigSize of a stack file as the plan read it, named relative to the working directory. */
-export function checkStackFileConfigSize(stack: { file: string; config: { values: Record<string, unknown> } }, cwd = process.cwd()): ConfigSize {
-    return checkConfigSize(stack.config.values, path.relative(cwd, stack.file));
+export function checkStackFileConfigSize(stack: { file: string; config: { values: Record<string, unknown>; passedValues?: Record<string, unknown> } }, cwd = process.cwd()): ConfigSize {
+    return checkConfigSize(stack.config.passedValues ?? stack.config.values, path.relative(cwd, stack.file));
 }

@@ -29,6 +29,10 @@ export interface PlanConfig {
     /** Full key paths of `secure:` leaves (`zcloud-storage:ssh.privateKey`); the CLI does not pass these. */
     securePaths?: string[];
     stack: string;
+    /** When the stack lists config files: the stack file's own values, which Pulumi passes to the program. */
+    passedValues?: Record<string, unknown>;
+    /** The config files merged into `values`, as listed (`zcloud-storage:configFiles`). */
+    configFiles?: string[];
 }
 
 export interface PlanRun {

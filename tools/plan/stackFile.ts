@@ -1,6 +1,9 @@
 import * as fs from "fs";
 import * as path from "path";
+import { configFileReader, expandConfigFiles } from "../../components/config/configFiles";
+import { formatIssue } from "../../components/config/errors";
 import { offlineSecret, readStackDocument } from "../../components/config/stackDocument";
+import { YamlError } from "../../components/config/yaml";
 import { resolveStackArg } from "./cliInputs";
 import { PlanConfig } from "./model";
 
@@ -38,10 +41,21 @@ function readNoFollow(file: string): string {
     }
 }
 
+/**
+ * A stack file and the config files it lists (`zcloud-storage:configFiles`, read from its
+ * directory and merged in, as the program does): `values` is what the program sees, `passedValues`
+ * what Pulumi passes it (the stack file alone).
+ */
 export function loadStackFile(arg: string): { file: string; config: PlanConfig } {
     const file = resolveStackFile(arg);
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
-    return { file, config: parseStackYaml(readNoFollow(file), stack, path.relative(process.cwd(), file) || file) };
+    const shown = path.relative(process.cwd(), file) || file;
+    const config = parseStackYaml(readNoFollow(file), stack, shown);
+    const expanded = expandConfigFiles(config.values, configFileReader(path.dirname(file)), shown);
+    if (expanded.issues.length > 0) {
+        throw new YamlError(`${shown}: ${expanded.issues.length} error(s) in the config files it lists; nothing was planned:\n${expanded.issues.map((i) => `  - ${formatIssue(i)}`).join("\n")}`);
+    }
+    return { file, config: expanded.files.length > 0 ? { ...config, values: expanded.values, passedValues: config.values, configFiles: expanded.files } : config };
 }
 
 /**
