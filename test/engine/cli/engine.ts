@@ -185,6 +185,13 @@ export class EngineStack {
         fs.writeFileSync(this.stackFile, yaml.dump({ ...this.header, config }, { lineWidth: -1 }));
     }
 
+    /** Writes `stacks/<file>`: a config file (listed in the stack's `configFiles`) holding these values. */
+    writeConfigFile(file: string, values: StackValues): void {
+        const to = path.join(this.projectDir, "stacks", file);
+        fs.mkdirSync(path.dirname(to), { recursive: true });
+        fs.writeFileSync(to, yaml.dump({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [k.includes(":") ? k : `zcloud-storage:${k}`, v])) }, { lineWidth: -1 }));
+    }
+
     /** A copy of the current stack file (to plan against later as `--diff`). */
     snapshot(label: string): string {
         const to = path.join(this.sandbox.dir, `snapshot-${this.name}-${label}.yaml`);
@@ -198,6 +205,17 @@ export function sandboxValues(sandbox: Sandbox, rest: StackValues): StackValues 
     const nodes = Object.fromEntries(Object.entries(sandbox.nodes).map(([n, s]) => [n, { address: s.address, port: s.port }]));
     const hostKeys = Object.fromEntries(Object.entries(sandbox.nodes).map(([n, s]) => [n, s.hostKey]));
     return { ssh: { user: "root", hostKeys }, nodes, ...rest };
+}
+
+/**
+ * Stack values split as a large fleet keeps them: the inventory (`nodes`, `ssh.hostKeys`, the
+ * storages) in the config file `file`, the rest and `configFiles: [file]` in the stack file.
+ */
+export function splitInventory(values: StackValues, file: string): { stack: StackValues; inventory: StackValues } {
+    const { ssh, nodes, lvm, cephfs, ...rest } = values as Record<string, unknown>;
+    const { hostKeys, ...login } = (ssh ?? {}) as Record<string, unknown>;
+    const inventory: StackValues = { ssh: { hostKeys }, nodes, ...(lvm ? { lvm } : {}), ...(cephfs ? { cephfs } : {}) };
+    return { stack: { ...rest, ssh: login, configFiles: [file] }, inventory };
 }
 
 export type Operation = "create" | "update" | "replace" | "delete";
