@@ -7,7 +7,8 @@
 #        kube-controller-manager, kube-scheduler and kwok, each on a free 127.0.0.1 port, and the
 #        snapshot CRDs of cluster-crds.yaml; writes <dir>/kubeconfig; logs in <dir>/logs, pids in
 #        <dir>/pids.
-#   bash test/engine/controlplane.sh add-node <dir> <name> a Node managed by kwok, waited Ready.
+#   bash test/engine/controlplane.sh add-node <dir> <name>... Nodes managed by kwok, all created,
+#        then waited Ready.
 #   bash test/engine/controlplane.sh stop <dir>            ends every process start began (also
 #        after a failed start); removes nothing outside <dir>.
 # Needs on PATH: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok,
@@ -174,26 +175,36 @@ node_ready() {
     -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
-add_node() {
-  name=$1
-  [ -f "$dir/kubeconfig" ] || die "no control plane in $dir (start it first)"
+# create_node NAME: the Node as a kubelet registers it, unless it exists.
+create_node() {
   # Created as a kubelet registers a node: no client-side apply annotation (a server-side apply by
   # the label commands would take over that apply's fields and drop them; they refuse such nodes).
-  kubectl --kubeconfig "$dir/kubeconfig" get node "$name" >/dev/null 2>&1 ||
+  kubectl --kubeconfig "$dir/kubeconfig" get node "$1" >/dev/null 2>&1 ||
     kubectl --kubeconfig "$dir/kubeconfig" create -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Node
 metadata:
-  name: $name
+  name: $1
   annotations: {kwok.x-k8s.io/node: fake}
-  labels: {kubernetes.io/hostname: $name, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+  labels: {kubernetes.io/hostname: $1, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
 EOF
-  deadline=$(( $(date +%s) + timeout_s ))
-  until node_ready "$name"; do
-    [ "$(date +%s)" -lt "$deadline" ] || die "node $name not Ready within ${timeout_s}s (see $dir/logs/kwok.log)"
-    sleep 1
+}
+
+# add_nodes NAME...: creates every node first, then waits for each to be Ready (kwok readies them
+# together), all within one timeout.
+add_nodes() {
+  [ -f "$dir/kubeconfig" ] || die "no control plane in $dir (start it first)"
+  for name in "$@"; do
+    create_node "$name"
   done
-  say "node $name Ready"
+  deadline=$(( $(date +%s) + timeout_s ))
+  for name in "$@"; do
+    until node_ready "$name"; do
+      [ "$(date +%s)" -lt "$deadline" ] || die "node $name not Ready within ${timeout_s}s (see $dir/logs/kwok.log)"
+      sleep 1
+    done
+  done
+  say "$# node(s) Ready: $1${2:+ ... ${*: -1}}"
 }
 
 # Sends TERM to the named components at once; KILL to any still running 10 s later.
@@ -226,7 +237,7 @@ stop() {
 }
 
 main() {
-  [ $# -ge 2 ] || die "usage: controlplane.sh start|stop <dir> | add-node <dir> <name>"
+  [ $# -ge 2 ] || die "usage: controlplane.sh start|stop <dir> | add-node <dir> <name>..."
   cmd=$1 dir=$2
   case "$cmd" in
     start)
@@ -235,8 +246,9 @@ main() {
       start ;;
     stop) stop ;;
     add-node)
-      [ $# -eq 3 ] || die "usage: controlplane.sh add-node <dir> <name>"
-      add_node "$3" ;;
+      [ $# -ge 3 ] || die "usage: controlplane.sh add-node <dir> <name>..."
+      shift 2
+      add_nodes "$@" ;;
     *) die "unknown command $cmd (start, stop, add-node)" ;;
   esac
 }

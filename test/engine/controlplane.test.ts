@@ -80,7 +80,8 @@ before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-controlplane-"));
     sh(`bash "${controlplane}" start "${dir}"`);
     pids = fs.readdirSync(path.join(dir, "pids")).map((f) => Number(fs.readFileSync(path.join(dir, "pids", f), "utf8")));
-    sh(`bash "${controlplane}" add-node "${dir}" engine-a && bash "${controlplane}" add-node "${dir}" engine-b`);
+    // One node, then several at once, one of them existing already (kept, not created again).
+    sh(`bash "${controlplane}" add-node "${dir}" engine-a && bash "${controlplane}" add-node "${dir}" engine-a engine-b`);
 });
 
 after(() => {

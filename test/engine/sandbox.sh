@@ -76,9 +76,8 @@ start() {
     # shellcheck disable=SC1091 # written just above
     . "$dir/env"
     bash "$here/controlplane.sh" start "$dir/controlplane" >&2
-    for name in $(seq -f 'node%g' 1 "$nodes"); do
-        bash "$here/controlplane.sh" add-node "$dir/controlplane" "$name" >&2
-    done
+    # shellcheck disable=SC2046 # one word per node name
+    bash "$here/controlplane.sh" add-node "$dir/controlplane" $(seq -f 'node%g' 1 "$nodes") >&2
     nodes_cli start "$dir" --nodes "$nodes" --devices "$devices" >&2
     trap - EXIT
     echo "sandbox: $nodes nodes with $devices devices each; . $dir/env; stop with: bash test/engine/sandbox.sh stop $dir" >&2

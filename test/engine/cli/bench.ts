@@ -7,9 +7,11 @@
  * load average at its end: the machine is shared, so times are upper bounds. With
  * ZCLOUD_BENCH_EXPORT_DIR set, the `stack export` of each `up` is written there (export-1.json, export-8.json).
  *
- * `bench.ts --checkpoint 10,100 [--before <commit>]`: the checkpoint per LVM node at those sizes,
+ * `bench.ts --checkpoint 10,100 [--before <commit> | --before none]`: the checkpoint per LVM node at those sizes,
  * with `ssh.agent: true` (a real ssh-agent holds the sandbox key: no key in state), applied by the
- * program of <commit> (default: the last one that labelled nodes by NodePatch) and by this one.
+ * program of <commit> (default: the last one that labelled nodes by NodePatch) and by this one;
+ * `--before none` applies this program alone (half the time: the old program's figures are in
+ * docs/splitting-stacks.md).
  * Per size and program: `pulumi up` of N sandbox nodes x 1 device, then the export's bytes,
  * indented (as `pulumi stack export` and the file backend write it) and compact; per node is the
  * growth from 1 node to N, divided by N - 1.
@@ -115,11 +117,18 @@ export function exportBytes(exported: string): { indented: number; compact: numb
     return { indented: exported.length, compact: JSON.stringify(JSON.parse(exported)).length };
 }
 
-/** Checkpoint bytes per LVM node, by program and size (see the file's comment). */
+/** Checkpoint bytes per LVM node, by program and size (see the file's comment); `before` "none": this program alone. */
 export async function checkpointBench(sizes: number[], before: string): Promise<void> {
     const most = Math.max(...sizes);
-    const sandbox = startSandbox({ nodes: most, devices: 1 });
-    const old = oldProgram(before);
+    const old = before === "none" ? undefined : oldProgram(before);
+    const programs: Array<readonly [string, string]> = [...(old ? [[`before (${before.slice(0, 7)})`, old.dir] as const] : []), ["after (this program)", repoRoot] as const];
+    let sandbox: ReturnType<typeof startSandbox>;
+    try {
+        sandbox = startSandbox({ nodes: most, devices: 1 });
+    } catch (e) {
+        old?.cleanup();
+        throw e;
+    }
     let agentPid: number | undefined;
     try {
         const sock = path.join(sandbox.dir, "bench-agent.sock");
@@ -128,7 +137,7 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
         execFileSync("ssh-add", [sandbox.keyFile], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: "pipe" });
         sandbox.env.SSH_AUTH_SOCK = sock;
         const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-        for (const [label, root] of [[`before (${before.slice(0, 7)})`, old.dir], ["after (this program)", repoRoot]] as const) {
+        for (const [label, root] of programs) {
             const bytes: Record<number, { indented: number; compact: number }> = {};
             for (const n of [1, ...sizes]) {
                 const stack = new EngineStack(sandbox, `bench-checkpoint-${root === repoRoot ? "after" : "before"}-${n}`);
@@ -155,7 +164,8 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
                         console.log(l);
                     }
                 }
-                ok(await stack.pulumi(["destroy", "--yes", "--skip-preview"]), `pulumi destroy of ${n} nodes`);
+                const destroy = ok(await stack.pulumi(["destroy", "--yes", "--skip-preview"]), `pulumi destroy of ${n} nodes`);
+                console.log(`checkpoint ${label}: destroy of ${String(n).padStart(3)} node(s) ${destroy.seconds.toFixed(1)} s, ${load()}`);
                 ok(await stack.pulumi(["stack", "rm", "--yes"]), "pulumi stack rm");
             }
         }
@@ -163,7 +173,7 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
         if (agentPid) {
             process.kill(agentPid);
         }
-        old.cleanup();
+        old?.cleanup();
         sandbox.stop();
     }
 }
