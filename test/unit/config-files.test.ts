@@ -10,6 +10,7 @@ import * as yaml from "js-yaml";
 import { configFileReader, configFilesKey, expandConfigFiles, maxConfigFiles } from "../../components/config/configFiles";
 import { formatIssue } from "../../components/config/errors";
 import { checkStackFileConfigSize } from "../../tools/plan/configSize";
+import { loadDay2Stack } from "../../tools/discover/stack";
 import { loadStackFile } from "../../tools/plan/stackFile";
 
 const files = (contents: Record<string, string>) => (file: string) => {
@@ -186,6 +187,14 @@ describe("configFiles: from disk", () => {
         assert.deepEqual(config.securePaths, ["zcloud-storage:ssh.privateKey"]);
         const size = checkStackFileConfigSize({ file: path.join(dir, "Pulumi.fleet.yaml"), config });
         assert.equal(size.bytes, Buffer.byteLength(JSON.stringify({ [configFilesKey]: '["fleet/nodes.yaml"]', "zcloud-storage:ssh": JSON.stringify(config.values["zcloud-storage:ssh"]) })));
+    });
+
+    test("discover and status read the stack's config files too (the nodes they reach come from the file)", () => {
+        write("Pulumi.day2.yaml", "config:\n  zcloud-storage:configFiles: [day2/inventory.yaml]\n  zcloud-storage:ssh: { user: root, agent: true }\n");
+        write("day2/inventory.yaml", "config:\n  zcloud-storage:nodes:\n    node1: { address: 10.0.0.11 }\n  zcloud-storage:lvm: [{ name: local-fast, hosts: { node1: [/dev/disk/by-id/wwn-0x5000c500a1b2c3d4] } }]\n");
+        const { model } = loadDay2Stack(path.join(dir, "Pulumi.day2.yaml"));
+        assert.deepEqual(Object.keys(model.nodes), ["node1"]);
+        assert.deepEqual(model.lvm.map((s) => [s.name, { ...s.hosts }]), [["local-fast", { node1: ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"] }]]);
     });
 
     test("a symbolic link or a directory is refused by name; loadStackFile lists every problem", () => {
