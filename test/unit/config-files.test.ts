@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import fc from "fast-check";
 import * as yaml from "js-yaml";
 import { configFileReader, configFilesKey, expandConfigFiles, maxConfigFiles } from "../../components/config/configFiles";
@@ -177,6 +177,7 @@ describe("configFiles: from disk", () => {
     write("real.yaml", "config:\n  nodes: {}\n");
     fs.symlinkSync("real.yaml", path.join(dir, "link.yaml"));
     fs.mkdirSync(path.join(dir, "dir.yaml"));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     test("loadStackFile merges the files from the stack file's directory; the config-size check counts the stack file alone", () => {
         const { config } = loadStackFile(path.join(dir, "Pulumi.fleet.yaml"));
