@@ -139,6 +139,7 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
         const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
         for (const [label, root] of programs) {
             const bytes: Record<number, { indented: number; compact: number }> = {};
+            const byType: Record<number, Map<string, number>> = {};
             for (const n of [1, ...sizes]) {
                 const stack = new EngineStack(sandbox, `bench-checkpoint-${root === repoRoot ? "after" : "before"}-${n}`);
                 stack.useProgram(root);
@@ -151,10 +152,19 @@ export async function checkpointBench(sizes: number[], before: string): Promise<
                     throw new Error(`${label}, ${n} nodes: the export names a privateKey: ssh.agent did not apply`);
                 }
                 bytes[n] = exportBytes(exported);
+                byType[n] = bytesByType(exported);
                 const line = `checkpoint ${label}: up of ${String(n).padStart(3)} node(s) x 1 device ${up.seconds.toFixed(1)} s, export ${kib(bytes[n].indented)} indented, ${kib(bytes[n].compact)} compact`;
                 if (n > 1) {
                     const per = (k: "indented" | "compact") => (bytes[n][k] - bytes[1][k]) / (n - 1);
                     console.log(`${line}; per node ${kib(per("indented"))} indented, ${kib(per("compact"))} compact (goal <= 16 KiB), ${load()}`);
+                    // Where the growth is: the node's own resources, and anything shared that grew (a
+                    // cluster-wide object the stacks adopt in turn, such as the retained CRD, grows with its history, not with N).
+                    for (const [type, b] of byType[n]) {
+                        const grew = (b - (byType[1].get(type) ?? 0)) / (n - 1);
+                        if (Math.abs(grew) >= 50) {
+                            console.log(`  per node ${type}: ${kib(grew)}`);
+                        }
+                    }
                 } else {
                     console.log(`${line}, ${load()}`);
                 }
