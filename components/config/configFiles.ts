@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { ConfigIssue, keyPath } from "./errors";
 import { canonicalConfigKey, configNamespace, foldedKeyCollisions } from "./namespaces";
+import { isSecureValue, nonFiniteLeaves } from "./stackDocument";
 import { loadBoundedYaml, YamlError } from "./yaml";
 
 /**
@@ -85,24 +86,11 @@ function listedFiles(list: unknown): { files: Array<[number, string]>; issues: C
 
 /** Paths of `secure:` values in a file's value (`zcloud-storage:ssh.privateKey`). */
 function securePaths(value: unknown, at: string): string[] {
-    if (Array.isArray(value)) {
-        return value.flatMap((v, i) => securePaths(v, `${at}[${i}]`));
-    }
-    if (isMap(value)) {
-        if (Object.keys(value).length === 1 && typeof value.secure === "string") {
-            return [at];
-        }
-        return Object.entries(value).flatMap(([k, v]) => securePaths(v, `${at}.${k}`));
-    }
-    return [];
-}
-
-function nonFinitePaths(value: unknown, at: string): string[] {
-    if (typeof value === "number" && !Number.isFinite(value)) {
+    if (isSecureValue(value)) {
         return [at];
     }
     if (value !== null && typeof value === "object") {
-        return Object.entries(value).flatMap(([k, v]) => nonFinitePaths(v, Array.isArray(value) ? `${at}[${k}]` : `${at}.${k}`));
+        return Object.entries(value).flatMap(([k, v]) => securePaths(v, Array.isArray(value) ? `${at}[${k}]` : `${at}.${k}`));
     }
     return [];
 }
@@ -134,7 +122,7 @@ function readConfigFile(text: string, file: string, at: string): { values: Recor
             for (const secret of securePaths(value, fullKey)) {
                 issues.push({ path: at, message: `${file}: ${secret} is a secure: value; secrets stay in the stack file, encrypted by the stack's secrets provider (pulumi config set --secret)` });
             }
-            for (const bad of nonFinitePaths(value, fullKey)) {
+            for (const { path: bad } of nonFiniteLeaves(value, fullKey)) {
                 issues.push({ path: at, message: `${file}: ${bad} is not a finite number (Pulumi config is JSON, which has no infinity or NaN)` });
             }
             // defineProperty keeps a `__proto__` key an own key, for validation to refuse by name.
@@ -219,14 +207,17 @@ function readProblem(file: string, e: unknown): string {
     }
 }
 
+/** A file's text; fails (ELOOP) if the file itself is a symbolic link. */
+export function readNoFollow(file: string): string {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+        return fs.readFileSync(fd, "utf8");
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
 /** Reads listed files from `dir` (the stack file's directory), refusing a symbolic link as the file itself. */
 export function configFileReader(dir: string): ConfigFileReader {
-    return (file) => {
-        const fd = fs.openSync(path.join(dir, file), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-        try {
-            return fs.readFileSync(fd, "utf8");
-        } finally {
-            fs.closeSync(fd);
-        }
-    };
+    return (file) => readNoFollow(path.join(dir, file));
 }

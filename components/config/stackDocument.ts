@@ -19,8 +19,19 @@ export interface StackDocument {
 
 export { offlineSecret };
 
-function isSecureValue(value: unknown): value is { secure: string } {
+export function isSecureValue(value: unknown): value is { secure: string } {
     return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";
+}
+
+/** Paths (under `path`) of the numbers in a value that JSON cannot hold (YAML's `.inf`, `-.inf`, `.nan`). */
+export function nonFiniteLeaves(value: unknown, path: string): Array<{ path: string; value: number }> {
+    if (typeof value === "number" && !Number.isFinite(value)) {
+        return [{ path, value }];
+    }
+    if (value !== null && typeof value === "object") {
+        return Object.entries(value).flatMap(([k, v]) => nonFiniteLeaves(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`));
+    }
+    return [];
 }
 
 /**
@@ -28,14 +39,10 @@ function isSecureValue(value: unknown): value is { secure: string } {
  * program as JSON: they would arrive as null (or stop the CLI), so they are refused by name.
  */
 function nonFiniteNumberIssues(value: unknown, path: string): string[] {
-    if (typeof value === "number" && !Number.isFinite(value)) {
-        const spelled = Number.isNaN(value) ? ".nan (not a number)" : value > 0 ? ".inf (infinity)" : "-.inf (minus infinity)";
-        return [`${path}: ${spelled} is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number`];
-    }
-    if (value !== null && typeof value === "object") {
-        return Object.entries(value).flatMap(([k, v]) => nonFiniteNumberIssues(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`));
-    }
-    return [];
+    return nonFiniteLeaves(value, path).map((leaf) => {
+        const spelled = Number.isNaN(leaf.value) ? ".nan (not a number)" : leaf.value > 0 ? ".inf (infinity)" : "-.inf (minus infinity)";
+        return `${leaf.path}: ${spelled} is not a number a config value can hold (Pulumi passes config as JSON, which has no infinity or NaN); write a finite number`;
+    });
 }
 
 /** Replaces `secure:` ciphertexts by placeholders and lists their paths. */

@@ -1,6 +1,6 @@
 import * as fs from "fs";
 import * as path from "path";
-import { configFileReader, expandConfigFiles } from "../../components/config/configFiles";
+import { configFileReader, expandConfigFiles, readNoFollow } from "../../components/config/configFiles";
 import { formatIssue } from "../../components/config/errors";
 import { offlineSecret, readStackDocument } from "../../components/config/stackDocument";
 import { YamlError } from "../../components/config/yaml";
@@ -29,16 +29,6 @@ export { offlineSecret };
 /** Parses a stack file's `config:` the way the Pulumi CLI hands it to the program. */
 export function parseStackYaml(text: string, stack: string, source = "stack file"): PlanConfig {
     return { ...readStackDocument(text, source), stack };
-}
-
-/** The file's text; fails (ELOOP) if the file itself became a symbolic link after it was checked. */
-function readNoFollow(file: string): string {
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    try {
-        return fs.readFileSync(fd, "utf8");
-    } finally {
-        fs.closeSync(fd);
-    }
 }
 
 /**
