@@ -5,6 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { cephLibraryBundle, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
+import { writeStandInCephConf } from "../helpers/standInCephConf";
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
@@ -62,6 +63,7 @@ describe("ceph-gate.sh: bad arguments are refused (exit 2) before the cluster is
 function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {}, answers: Record<string, string> = {}): { env: Record<string, string>; calls: () => string[]; cleanup: () => void } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
     fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
+    writeStandInCephConf(dir);
     fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
     const tree = JSON.stringify({ nodes: [{ id: -2, name: "n1", type: "host", children: [1, 0] }, { id: 0, name: "osd.0", type: "osd" }, { id: 1, name: "osd.1", type: "osd" }] });
     fs.writeFileSync(
@@ -272,6 +274,7 @@ describe("ceph-gate.sh: no answer from the cluster (mons electing after a restar
     test("waits within the bound, then exit 3 saying so; nothing else asked", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-gate-"));
         fs.writeFileSync(path.join(dir, "ceph.conf"), `[global]\nfsid = ${fsid[1]}\n`);
+        writeStandInCephConf(dir);
         fs.writeFileSync(path.join(dir, "ceph"), `#!/bin/sh\nwhile [ "\${1#--}" != "$1" ]; do shift 2; done\necho "$*" >>"${dir}/calls"\nexit 1\n`, { mode: 0o755 });
         const r = await gateWith(["mon-quorum", "--id", "b", ...fsid, "--timeout", "0"], { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0" });
         assert.equal(r.code, 3);
