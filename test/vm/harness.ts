@@ -8,7 +8,7 @@
  *       await vms.close();
  *   }
  *
- * The image comes from test/vm/ensure-image.sh (built once per checkout into .cache/vm, or the
+ * The image comes from test/vm/ensure-image.sh (built once into $HOME/.cache/zcloud-storage/vm, or the
  * directory in ZCLOUD_VM_IMAGE). Each guest boots from a per-run qcow2 overlay of the cached root
  * image (the image itself is never written), with 1 vCPU and 1 GiB, user-mode networking (guest
  * 10.0.2.15, host reachable as 10.0.2.2 = the host's 127.0.0.1, SSH forwarded from a free port on
