@@ -99,6 +99,25 @@ export function isUnstableDeviceName(value: string): boolean {
     return /^\/dev\/(sd[a-z]+|vd[a-z]+|xvd[a-z]+|hd[a-z]+|nvme\d+n\d+)$/.test(value);
 }
 
+/**
+ * The whole disk a partition's path names by the kernel's and udev's naming, or undefined for a
+ * path that names no partition by its name: `/dev/sdb1` -> `/dev/sdb`, `/dev/nvme0n1p2` ->
+ * `/dev/nvme0n1`, `/dev/disk/by-id/wwn-0x5000c500a1b2c3d4-part1` -> its disk's link. Two names
+ * of one disk (`/dev/sdb` and a by-id link) are not related here: the node scripts compare
+ * devices by number.
+ */
+export function diskOfPartition(path: string): string | undefined {
+    // udev's links: `<disk link>-part<N>`; a multipath map's partitions the same (kpartx)
+    const link = /^(\/dev\/(?:disk\/by-[^/]+|mapper)\/.+)-part[1-9]\d*$/.exec(path);
+    if (link) {
+        return link[1];
+    }
+    // kernel names: a digit after a disk name ending in a letter, `p<N>` after one ending in a digit
+    const byLetter = /^(\/dev\/(?:sd|vd|xvd|hd)[a-z]+)[1-9]\d*$/.exec(path);
+    const byDigit = /^(\/dev\/(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+))p[1-9]\d*$/.exec(path);
+    return (byLetter ?? byDigit)?.[1];
+}
+
 /** An absolute POSIX path without `.`/`..` segments or doubled slashes. */
 export function isAbsolutePath(value: string): boolean {
     if (!value.startsWith("/")) {

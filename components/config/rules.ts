@@ -145,6 +145,34 @@ export const devicesClaimedOnce: Rule = (c) => {
 };
 
 /**
+ * A disk and a partition of it on one node (in one storage or two): preparing the disk wipes
+ * its partition table, and the partition with it, so the run would fail halfway.
+ */
+export const noDiskWithItsPartition: Rule = (c) => {
+    const claims = new Map<string, string>();
+    for (const type of nodeTypes) {
+        c[type].forEach((s, i) => {
+            for (const [node, devices] of Object.entries(s.hosts)) {
+                devices.forEach((device, j) => claims.set(`${node}\0${device}`, `${type}[${i}].hosts.${node}[${j}]`));
+            }
+        });
+    }
+    const issues: ConfigIssue[] = [];
+    for (const [key, where] of claims) {
+        const [node, device] = key.split("\0");
+        const disk = f.diskOfPartition(device);
+        const diskWhere = disk === undefined ? undefined : claims.get(`${node}\0${disk}`);
+        if (diskWhere) {
+            issues.push({
+                path: where,
+                message: `${device} is a partition of ${disk}, which ${diskWhere} claims on ${node} too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`,
+            });
+        }
+    }
+    return issues;
+};
+
+/**
  * Two iSCSI storages on one LUN of one target (whatever portals or IQN case they write) would
  * each create, adopt or wipe the shared volume group on it.
  */
@@ -344,6 +372,7 @@ export const allRules: readonly Rule[] = [
     sshWhenNodesAreUsed,
     sshKeySource,
     devicesClaimedOnce,
+    noDiskWithItsPartition,
     iscsiLunsClaimedOnce,
     sharedDevicesClaimedOnce,
     nodeExclusive,

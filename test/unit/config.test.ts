@@ -95,6 +95,12 @@ describe("config: each rule reports its key path and a fix", () => {
             "cephfs[0].hosts.node1: node1 already serves lvm storage a; a node serves at most one of lvm and cephfs (an LVM volume group and Ceph OSDs would compete for its disks)",
         ]],
         ["device listed twice", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb", "/dev/sdb"] } }] }, ["lvm[0].hosts.node1[1]: /dev/sdb is listed twice for node1"]],
+        ["a disk and its own partition", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb", "/dev/sdc", "/dev/sdb2"] } }] }, [
+            "lvm[0].hosts.node1[2]: /dev/sdb2 is a partition of /dev/sdb, which lvm[0].hosts.node1[0] claims on node1 too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions",
+        ]],
+        ["a by-id disk and its -part link, partition first", { ...base(), cephfs: [{ name: "c", hosts: { node1: ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4-part1", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"] } }] }, [
+            "cephfs[0].hosts.node1[0]: /dev/disk/by-id/wwn-0x5000c500a1b2c3d4-part1 is a partition of /dev/disk/by-id/wwn-0x5000c500a1b2c3d4, which cephfs[0].hosts.node1[1] claims on node1 too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions",
+        ]],
         ["node in two lvm storages", { ...base(), lvm: [{ name: "a", hosts: { node1: ["/dev/sdb"] } }, { name: "b", hosts: { node1: ["/dev/sdc"] } }] }, ["lvm[1].hosts.node1: node1 already serves lvm storage a; a node is in at most one lvm storage"]],
         ["replicas over hosts", { ...base(), cephfs: [{ name: "c", replicas: 3, hosts: { node1: ["/dev/sdb"], node2: ["/dev/sdb"] } }] }, ["cephfs[0].replicas: 3 replicas need 3 hosts but 2 are listed; Ceph places replicas on different hosts, so add hosts or lower replicas"]],
         ["cephfs name too long for its mon Services", { ...base(), cephfs: [{ name: "a".repeat(53), hosts: { node1: ["/dev/sdb"] } }] }, ["cephfs[0].name: is 53 characters; a cephfs name has at most 52, because its mon Services are named ceph-<name>-mon-<id> (at most 63)"]],
