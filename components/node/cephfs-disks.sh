@@ -183,6 +183,7 @@ if [ "$cd_action" = release ]; then
 fi
 
 # apply: every device checked before anything changes.
+zc_guard_no_disk_with_partition "$@" || exit 1
 cd_first_apply=1
 if cd_holds_ours "$cd_fsid" "$@"; then cd_first_apply=0; fi
 cd_plan=

@@ -240,6 +240,8 @@ zl_check_apply() {
 "
         fi
     done
+    # shellcheck disable=SC2086 # the declared paths, one word each
+    zc_guard_no_disk_with_partition $zl_devices || zl_failed=1
     if [ "$zl_vg_present" = 1 ]; then
         for zl_line in $zl_pv_lines; do
             case $zl_line in /*) ;; *) continue ;; esac

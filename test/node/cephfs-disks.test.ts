@@ -21,6 +21,8 @@ let b: string;
 const suffix = randomBytes(3).toString("hex");
 /** Storage with `wipe: true`. */
 const wipeFs = `fsw${suffix}`;
+/** A by-id link made to b by the disk-and-partition test. */
+const diskName = `ata-ZCLOUD_CEPH_DISK_${suffix}`;
 /** Storage whose `wipe` map names b on node m-ab. */
 const mapFs = `fsm${suffix}`;
 /** Node name -> planned disk command. */
@@ -39,13 +41,15 @@ before(async () => {
         "    c-b: { address: 127.0.0.1 }",
         "    c-ab: { address: 127.0.0.2 }",
         "    m-ab: { address: 127.0.0.3 }",
+        "    c-part: { address: 127.0.0.4 }",
         "  zcloud-storage:cephfs:",
-        `    - { name: ${wipeFs}, hosts: { c-b: [${b}], c-ab: [${a}, ${b}] }, wipe: true }`,
+        // c-part: the disk b by a by-id link and its first partition by kernel name (names the plan cannot relate)
+        `    - { name: ${wipeFs}, hosts: { c-b: [${b}], c-ab: [${a}, ${b}], c-part: [/dev/disk/by-id/${diskName}, ${b}p1] }, wipe: true }`,
         `    - { name: ${mapFs}, hosts: { m-ab: [${a}, ${b}] }, wipe: { m-ab: [${b}] } }`,
         "",
     ].join("\n");
     planned = new Map((await plannedNodeCommands(yaml)).map((cmd) => [cmd.node, cmd]));
-    for (const node of ["c-b", "c-ab", "m-ab"]) {
+    for (const node of ["c-b", "c-ab", "m-ab", "c-part"]) {
         assert.ok(planned.get(node), `no planned disk command for node ${node}`);
     }
     // What the engine does first: each command's script copy.
@@ -117,6 +121,14 @@ test("wipe: true wipes on the node's first apply (no OSD of the cluster on it ye
         ...noById(b),
     ]);
     assert.equal(signatures(b), "");
+});
+
+test("a disk and its own partition under two names: the partition is refused, even with wipe: true, before anything changes", async () => {
+    const [p1] = h.partition(b);
+    const disk = h.byIdLink(diskName, b);
+    const r = await apply("c-part");
+    assertRefused(r, `zcloud: ${p1}: refused: is a partition of ${disk}, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`);
+    assert.equal(signatures(b), "gpt,gpt,PMBR");
 });
 
 test("wipe: true is no standing licence: once the node holds an OSD of the cluster, a device with a filesystem is refused", async () => {

@@ -32,6 +32,7 @@ const missing = `/dev/zcloud-nodetest-missing-${suffix}`;
 const wwnName = `wwn-0xzcloudtest${suffix}`;
 const ataName = `ata-ZCLOUD_TEST_${suffix}`;
 const scsiName = `scsi-ZCLOUD_TEST_${suffix}`;
+const diskName = `ata-ZCLOUD_DISK_${suffix}`;
 /** Node name -> planned disk command. */
 let planned: Map<string, PlannedNodeCommand>;
 
@@ -62,7 +63,8 @@ before(async () => {
         "n-byid": [byId(ataName), b, c],
         "n-missing": [missing],
     };
-    const wipeHosts = { "w-b": [b], "w-bc": [b, c] };
+    // the disk by a by-id link and its first partition by kernel name: names the plan cannot relate
+    const wipeHosts = { "w-b": [b], "w-bc": [b, c], "w-bpart": [byId(diskName), `${b}p1`] };
     const mapHosts = { "m-b": [b], "m-bc": [b, c] };
     const cmds = await plannedNodeCommands(stackYaml(hosts, wipeHosts, mapHosts));
     planned = new Map(cmds.map((cmd) => [cmd.node, cmd]));
@@ -316,6 +318,15 @@ test("a device with a mounted partition is refused even with wipe", async () => 
     refused(r, `zcloud: ${b}: refused: ${p1} is mounted at ${at}`);
     assert.equal(signatures(b), "gpt,gpt,PMBR");
     assert.equal(signatures(p1), "ext4");
+    assert.deepEqual(pvs(), {});
+});
+
+test("a disk and its own partition under two names: the partition is refused, even with wipe, before anything changes", async () => {
+    const [p1] = h.partition(b);
+    const disk = h.byIdLink(diskName, b);
+    const r = await apply("w-bpart");
+    refused(r, `zcloud: ${p1}: refused: is a partition of ${disk}, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`);
+    assert.equal(signatures(b), "gpt,gpt,PMBR");
     assert.deepEqual(pvs(), {});
 });
 
