@@ -41,7 +41,7 @@ export interface CephNodeOsdsArgs {
 }
 
 /** The scripts of a CephFS node's disk command, shared library first. */
-export const cephDiskScriptFiles = ["lib.sh", "cephfs-disks.sh"];
+export const cephDiskScriptFiles = ["lib.sh", "partition-guard.sh", "cephfs-disks.sh"];
 
 export interface CephNodeOsds {
     disks: command.remote.Command;

@@ -3,7 +3,7 @@ import { renderNodeCommand } from "../node/shipped";
 import { nodeWipeArgs } from "../node/wipe";
 
 /** The node scripts an LVM disk command ships, shared library first. */
-export const lvmScriptFiles = ["lib.sh", "lvm-reconcile.sh"];
+export const lvmScriptFiles = ["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"];
 
 /** The name the script reports itself as ($0). */
 export const lvmScriptName = "lvm-reconcile";

@@ -19,9 +19,11 @@
 set -eu
 set -f
 
-# Shipped as `sh -c '<lib.sh + this>' <name> <args>`; standalone it sources the library.
+# Shipped as `sh -c '<lib.sh + partition-guard.sh + this>' <name> <args>`; standalone it sources both.
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
 command -v zc_log >/dev/null 2>&1 || . "$(dirname -- "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=partition-guard.sh disable=SC1091
+command -v zc_guard_no_disk_with_partition >/dev/null 2>&1 || . "$(dirname -- "$0")/partition-guard.sh"
 
 cd_usage() {
     printf 'usage: %s\n' "cephfs-disks.sh apply --node <node> [--wipe-on-create] [--wipe-device <dev>]... --fsid <fsid> <dev>... | release --fsid <fsid> <dev>..." >&2

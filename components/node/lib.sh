@@ -72,13 +72,6 @@ zc_partitions() {
     done
 }
 
-# zc_disk_of DEV: "major:minor" of the disk DEV is a partition of, or nothing for a whole disk.
-zc_disk_of() {
-    zc_do_sys=$(zc_sysfs "$1") || return 0
-    [ -f "$zc_do_sys/partition" ] || return 0
-    cat -- "${zc_do_sys%/*}/dev"
-}
-
 # zc_mountpoint DEV: the first mount point of DEV (by device number, then by path), or nothing.
 zc_mountpoint() {
     zc_mp_num=$(zc_devnum "$1") || return 0
@@ -362,26 +355,6 @@ zc_guard_no_signature() {
         zc_refuse "$1" "carries signatures ($zc_gs); ${4:-set wipe: true to allow wiping them}"
         return 1
     fi
-}
-
-# zc_guard_no_disk_with_partition DEV...: refuses each listed device that is a partition of
-# another listed one, compared by device number (so under any two names): preparing the disk
-# would wipe its partition table and the partition with it. Devices that do not exist are left
-# to the other guards.
-zc_guard_no_disk_with_partition() {
-    zc_gp_failed=0
-    for zc_gp_dev in "$@"; do
-        [ -b "$zc_gp_dev" ] || continue
-        zc_gp_disk=$(zc_disk_of "$zc_gp_dev")
-        [ -n "$zc_gp_disk" ] || continue
-        for zc_gp_other in "$@"; do
-            [ -b "$zc_gp_other" ] || continue
-            [ "$(zc_devnum "$zc_gp_other")" = "$zc_gp_disk" ] || continue
-            zc_refuse "$zc_gp_dev" "is a partition of $zc_gp_other, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions"
-            zc_gp_failed=1
-        done
-    done
-    [ "$zc_gp_failed" = 0 ]
 }
 
 # zc_guard_device SUBJECT WIPE [OWN_VG [HINT]]: every guard, in order, stopping at the first

@@ -16,11 +16,14 @@
 # and an unstamped one (made before stamping) is stamped in place.
 # release refuses while any LV (other than an empty thin pool) exists, naming each with what
 # holds it (mounted, held by another device, active); a missing VG is done.
-# Shipped as `sh -c '<lib.sh + this>' lvm-reconcile <args>`; standalone it sources lib.sh.
+# Shipped as `sh -c '<lib.sh + partition-guard.sh + this>' lvm-reconcile <args>`; standalone it
+# sources both.
 set -eu
 set -f
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
 command -v zc_log >/dev/null 2>&1 || . "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=partition-guard.sh disable=SC1091
+command -v zc_guard_no_disk_with_partition >/dev/null 2>&1 || . "$(dirname "$0")/partition-guard.sh"
 
 zl_usage() {
     zc_die lvm-reconcile "$1 (usage: apply --vg <vg> --node <node> [--wipe-on-create] [--wipe-device <dev>]... [--thin-pool <lv> --thin-percent <N>] <dev>... | release --vg <vg>)"

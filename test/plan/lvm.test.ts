@@ -40,7 +40,7 @@ describe("LVM graph", () => {
         assert.deepEqual(names, ["hdd-node3-disks", "ssd-node1-disks", "ssd-node2-disks"]);
         const cmd = resourceNamed(run(), "ssd-node2-disks");
         assert.equal(cmd.inputs.update, undefined, "an update runs create again: the same idempotent script, stored once");
-        const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
+        const { sha256 } = bundleOf(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"]);
         const bundle = ` lvm-reconcile .zcloud-storage/scripts/${sha256}.sh ${sha256}`;
         assert.ok(String(cmd.inputs.create).endsWith(`${bundle} apply --vg zcloud-ssd --node node2 /dev/disk/by-id/wwn-0x2 /dev/disk/by-id/wwn-0x3`), String(cmd.inputs.create));
         assert.ok(String(cmd.inputs.delete).endsWith(`${bundle} release --vg zcloud-ssd`), String(cmd.inputs.delete));
@@ -57,7 +57,7 @@ describe("LVM graph", () => {
     });
 
     test("each disk command's script set is copied to its node once: a file asset named by its sha256, no triggers anywhere", () => {
-        const { sha256 } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
+        const { sha256 } = bundleOf(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"]);
         for (const cmd of resourcesOfType(run(), COMMAND)) {
             const copy = resourceNamed(run(), `${cmd.name}-scripts`, COPY);
             assert.equal(copy.parent, cmd.parent);

@@ -55,7 +55,7 @@ describe("plan --out", () => {
         const lines = fs.readFileSync(path.join(out, "index.txt"), "utf8").split("\n").filter((l) => /^ *\d+ {2}/.test(l));
         const files = lines.map((l) => l.trim().split(/\s+/)[1]);
         const at = (f: string) => files.indexOf(f);
-        const bundle = `node-scripts/${bundleOf(["lib.sh", "lvm-reconcile.sh"]).sha256.slice(0, 12)}.sh`;
+        const bundle = `node-scripts/${bundleOf(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"]).sha256.slice(0, 12)}.sh`;
         assert.ok(at(bundle) >= 0 && at(bundle) < at("node-commands/local-fast-node1-disks.create.sh"));
         assert.ok(at("node-commands/local-fast-node1-disks.create.sh") < at("manifests/_cluster/node-patch-local-fast-node1-label.yaml"));
         assert.ok(at("manifests/_cluster/namespace-zcloud-storage.yaml") < at("manifests/zcloud-storage/daemonset-topolvm-node.yaml"));
@@ -73,7 +73,7 @@ describe("plan --out", () => {
     test("a node command: header with node, address, devices, what it does; the bundle it runs written verbatim", async () => {
         const out = path.join(dir, "header");
         assert.equal((await plan(two, "--out", out)).code, 0);
-        const { sha256, text } = bundleOf(["lib.sh", "lvm-reconcile.sh"]);
+        const { sha256, text } = bundleOf(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"]);
         const script = fs.readFileSync(path.join(out, "node-commands/local-fast-node2-disks.create.sh"), "utf8");
         assert.deepEqual(script.split("\n").slice(0, 8), [
             "#!/bin/sh",

@@ -33,7 +33,7 @@ describe("npm run plan", () => {
         assert.equal(r.code, 0, r.stderr);
         const changes = r.stdout.split("\n").filter((l) => /^(\+|~|-|\+-) /.test(l));
         assert.deepEqual(changes, [
-            `+  create                 local-fast-node3-disks-scripts  local-fast copy script set ${bundleOf(["lib.sh", "lvm-reconcile.sh"]).sha256.slice(0, 12)} to node3`,
+            `+  create                 local-fast-node3-disks-scripts  local-fast copy script set ${bundleOf(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"]).sha256.slice(0, 12)} to node3`,
             `+  create                 local-fast-node3-disks  local-fast prepare node3 [${disk(3)}]`,
             "+  create                 local-fast-node3-label  label node node3 storage.zcloud.io/lvm=local-fast",
         ]);

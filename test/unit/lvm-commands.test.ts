@@ -4,8 +4,8 @@ import { execFileSync } from "node:child_process";
 import { lvmApplyCommand, lvmReleaseCommand } from "../../components/lvm/commands";
 import { stubWords } from "../helpers/bundles";
 
-/** The stub, then the bundle of lib.sh + lvm-reconcile.sh it runs, by name and sha256. */
-const stub = stubWords(["lib.sh", "lvm-reconcile.sh"], "lvm-reconcile");
+/** The stub, then the bundle of lib.sh + partition-guard.sh + lvm-reconcile.sh it runs, by name and sha256. */
+const stub = stubWords(["lib.sh", "partition-guard.sh", "lvm-reconcile.sh"], "lvm-reconcile");
 
 /**
  * Runs a command string in a real POSIX shell with `sh` and `sudo` replaced by functions that
@@ -20,7 +20,7 @@ function wordsOf(command: string): string[] {
     return out.split("\0").slice(0, -1);
 }
 
-test("apply: the shell receives the stub, the bundle of lib.sh + lvm-reconcile.sh and the arguments in order", () => {
+test("apply: the shell receives the stub, the bundle of lib.sh + partition-guard.sh + lvm-reconcile.sh and the arguments in order", () => {
     const cmd = lvmApplyCommand({ vg: "zcloud-fast", node: "node1", devices: ["/dev/sdb", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"], wipe: false }, false);
     assert.ok(cmd.startsWith("sh -c '"), cmd.slice(0, 20));
     assert.deepEqual(wordsOf(cmd), [
