@@ -411,6 +411,21 @@ test("devices are reported by stable /dev/disk/by-id names, wwn- first", async (
     assert.deepEqual(pvs(), { [a]: vg, [b]: vg, [c]: vg });
 });
 
+test("a link to /dev/zero planted as the staged bundle (not yet installed): the stub refuses at once over SSH, nothing runs; the real copy then runs", async () => {
+    const copy = planned.get("n-a")!.copy;
+    // As on a node whose store lacks the bundle (first run, or emptied) and whose home others can write.
+    await h.run(`rm -rf "$ZCLOUD_SCRIPT_STORE" && rm -f '${copy.remotePath}' && ln -s /dev/zero '${copy.remotePath}'`);
+    const started = Date.now();
+    const r = await apply("n-a");
+    refused(r, `zcloud: script bundle ${copy.sha256}: refused: ${copy.remotePath}: not the SSH user's (uid 0) directories and file: directory 0/directory 0/symbolic link 0/`);
+    assert.ok(Date.now() - started < 10_000, "refused without reading /dev/zero");
+    assert.deepEqual(pvs(), {});
+    await h.run(`rm -f '${copy.remotePath}'`);
+    await performCopies((command, stdin) => h.run(command, stdin), [copy]);
+    ok(await apply("n-a"));
+    assert.deepEqual(pvs(), { [a]: vg });
+});
+
 test("release refuses while an LV exists and leaves the VG intact", async () => {
     ok(await apply("n-ab"));
     makeLv("lv1");

@@ -1,6 +1,6 @@
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -107,5 +107,75 @@ test("a rendered command names the bundle of its files by sha256 and passes the 
     assert.ok(cmd.startsWith("sudo -n sh -c 'set -eu\n"), cmd.slice(0, 40));
     assert.ok(cmd.endsWith(` lvm-reconcile .zcloud-storage/scripts/${sha256}.sh ${sha256} apply 'it'"'"'s'`), cmd.slice(-160));
     assert.ok(!cmd.includes("zc_log"), "no script text in the command");
-    assert.ok(cmd.length < 1024, `stub command is ${cmd.length} bytes`);
+    // The stub travels in every command's create and delete (state keeps each twice): 1.1 KB since
+    // it checks the staged path's type and owner (0.8 KB before).
+    assert.ok(cmd.length < 1152, `stub command is ${cmd.length} bytes`);
+});
+
+/** What a refusal of the staged path says (`parts`: each part's type and owner, as stat names them). */
+const untrusted = (parts: string) => `zcloud: script bundle ${sum}: refused: ${staged}: not the SSH user's (uid ${process.getuid!()}) directories and file: ${parts}\n`;
+const me = () => process.getuid!();
+
+describe("the staged path: only the SSH user's own directories and a regular file, never through a link (a home others can write)", () => {
+    test("a link to /dev/zero in place of the staged copy: refused at once, nothing copied or run", () => {
+        const n = node();
+        fs.mkdirSync(path.join(n.home, ".zcloud-storage", "scripts"), { recursive: true });
+        fs.symlinkSync("/dev/zero", path.join(n.home, staged));
+        const r = n.run();
+        assert.equal(r.status, 1);
+        assert.equal(r.stdout, "");
+        assert.equal(r.stderr, untrusted(`directory ${me()}/directory ${me()}/symbolic link ${me()}/`));
+        assert.equal(fs.existsSync(n.store), false, "no store made, nothing copied");
+    });
+
+    test("a FIFO in place of the staged copy: refused at once, never opened", () => {
+        const n = node();
+        fs.mkdirSync(path.join(n.home, ".zcloud-storage", "scripts"), { recursive: true });
+        execFileSync("mkfifo", [path.join(n.home, staged)]);
+        const started = Date.now();
+        const r = n.run();
+        assert.ok(Date.now() - started < 5000, "the stub did not block on the FIFO");
+        assert.equal(r.status, 1);
+        assert.equal(r.stderr, untrusted(`directory ${me()}/directory ${me()}/fifo ${me()}/`));
+    });
+
+    test("a linked directory on the way (scripts -> elsewhere holding the right bundle): refused", () => {
+        const n = node();
+        const elsewhere = path.join(n.home, "elsewhere");
+        fs.mkdirSync(elsewhere);
+        fs.writeFileSync(path.join(elsewhere, `${sum}.sh`), text);
+        fs.mkdirSync(path.join(n.home, ".zcloud-storage"));
+        fs.symlinkSync(elsewhere, path.join(n.home, ".zcloud-storage", "scripts"));
+        const r = n.run();
+        assert.equal(r.status, 1);
+        assert.equal(r.stderr, untrusted(`directory ${me()}/symbolic link ${me()}/regular file ${me()}/`));
+    });
+
+    test("a staged copy owned by another user: refused, though its text is the bundle's", { skip: !(process.getuid?.() === 0 || process.env.CI === "true") && "needs root to give a file to another user" }, () => {
+        const n = node();
+        stage(n.home);
+        fs.chownSync(path.join(n.home, staged), 65534, 65534);
+        const r = n.run();
+        assert.equal(r.status, 1);
+        assert.equal(r.stderr, untrusted(`directory ${me()}/directory ${me()}/regular file 65534/`));
+    });
+
+    test("under sudo the SSH user is sudo's caller (SUDO_UID): the caller's own copy runs, root's is refused", () => {
+        const n = node();
+        stage(n.home);
+        const asCaller = spawnSync("sh", ["-c", runBundleStub(), "lvm-reconcile", staged, sum, "apply"], { cwd: n.home, input: "", encoding: "utf8", env: { ...process.env, ZCLOUD_SCRIPT_STORE: n.store, SUDO_UID: "4242" } });
+        assert.equal(asCaller.status, 1);
+        assert.equal(asCaller.stderr, `zcloud: script bundle ${sum}: refused: ${staged}: not the SSH user's (uid 4242) directories and file: directory ${me()}/directory ${me()}/regular file ${me()}/\n`);
+        const asSelf = spawnSync("sh", ["-c", runBundleStub(), "lvm-reconcile", staged, sum, "apply"], { cwd: n.home, input: "", encoding: "utf8", env: { ...process.env, ZCLOUD_SCRIPT_STORE: n.store, SUDO_UID: String(me()) } });
+        assert.equal(asSelf.status, 0, asSelf.stderr);
+    });
+
+    test("a copy longer than any bundle is cut at 1 MiB and then fails the hash check", () => {
+        const n = node();
+        stage(n.home, text + "#".repeat(2 << 20));
+        const r = n.run();
+        assert.equal(r.status, 1);
+        assert.equal(r.stderr, refusal(n));
+        assert.deepEqual(fs.readdirSync(n.store), [], "no partial copy left");
+    });
 });

@@ -1,10 +1,12 @@
 /**
- * An existing stack made by the program before the partition guard (partition-guard.sh, shipped
- * with the lvm and cephfs disk scripts only): both programs planned under the mock runtime with one
- * config, then the offline diff. Only the disk commands' bundles change: each disk command and
- * its script copy update in place (the create re-runs the idempotent reconcile); nothing else
- * changes, so no Ceph daemon rolls and no iSCSI command runs. A copy's update copies the new bundle
- * to its new path (named by its sha256); `triggers` is its only replaceOnChanges path.
+ * An existing stack made by the program before this release's node-script changes, planned by
+ * both programs under the mock runtime with one config, then the offline diff:
+ * - the partition guard (partition-guard.sh, shipped with the lvm and cephfs disk scripts only):
+ *   those disk commands' bundles change, so each copy updates in place (a copy's update copies the
+ *   new bundle to its new path, named by its sha256; `triggers` is its only replaceOnChanges path);
+ * - the stub's checks of the staged path (run-bundle.sh, in every remote command's strings): every
+ *   remote command updates in place, and its create re-runs the idempotent apply.
+ * Nothing is replaced or deleted, no Ceph daemon rolls (the Ceph library is unchanged).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,8 +14,8 @@ import { upgradeDiff } from "../helpers/labelMove";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 import { baseConfig, nodesThrough } from "../helpers/plan";
 
-/** The last commit before the partition guard. */
-const beforeGuardCommit = "970d0ee9b5c7fceeab5a892ddcc2855d6126a470";
+/** The last commit before this release's node-script changes. */
+const beforeReleaseCommit = "970d0ee9b5c7fceeab5a892ddcc2855d6126a470";
 
 const config = {
     ...baseConfig,
@@ -23,13 +25,16 @@ const config = {
     iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 0, chap: { username: "k8s", password: { secure: "v1:chap" } }, initiators: ["node2", "node7"] }],
 };
 
-const plans = plansBeforeAndNow(beforeGuardCommit, config);
+const plans = plansBeforeAndNow(beforeReleaseCommit, config);
 
-test("program before the partition guard -> now: the lvm and cephfs disk commands and their copies update in place, nothing else changes", () => {
+test("program before -> now: every remote command, and the lvm and cephfs disk copies, update in place; nothing else changes", () => {
     const changes = upgradeDiff(plans.before().resources, plans.now().resources);
     assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
         "update command:remote:Command fast-node1-disks create,delete",
         "update command:remote:Command fast-node3-disks create,delete",
+        "update command:remote:Command san-node2-login create,delete,update",
+        "update command:remote:Command san-node7-login create,delete,update",
+        "update command:remote:Command san-vg create,delete,update",
         "update command:remote:Command shared-fs-node4-disks create,delete",
         "update command:remote:Command shared-fs-node5-disks create,delete",
         "update command:remote:Command shared-fs-node6-disks create,delete",
