@@ -3,7 +3,7 @@ import * as path from "path";
 import { ConfigIssue, keyPath } from "./errors";
 import { canonicalConfigKey, configNamespace, foldedKeyCollisions } from "./namespaces";
 import { isSecureValue, nonFiniteLeaves } from "./stackDocument";
-import { loadBoundedYaml, YamlError } from "./yaml";
+import { loadBoundedYaml, yamlLimits, YamlError } from "./yaml";
 
 /**
  * `zcloud-storage:configFiles`: more of a stack's config, kept in YAML files beside its stack file.
@@ -202,22 +202,64 @@ function readProblem(file: string, e: unknown): string {
             return `${file} is a directory; list YAML files`;
         case "EACCES":
             return `${file} cannot be read (permission denied)`;
+        case "NOTREGULAR":
+            return `${file} is not a regular file (a FIFO, device or socket); list YAML files`;
+        case "LINKEDDIR":
+            return `${file} is reached through ${(e as Error).message}, a symbolic link; keep config files in real folders beside the stack file, so that what reviewers read is what the stack uses`;
+        case "TOOLARGE":
+            return `${file} is larger than ${yamlLimits.maxBytes} bytes, the most a config file may hold`;
         default:
             return `${file} cannot be read: ${(e as Error).message}`;
     }
 }
 
-/** A file's text; fails (ELOOP) if the file itself is a symbolic link. */
+/** A read refused before any byte is read: `code` says why (readProblem words it). */
+class RefusedRead extends Error {
+    constructor(
+        readonly code: "NOTREGULAR" | "LINKEDDIR" | "TOOLARGE",
+        message: string,
+    ) {
+        super(message);
+    }
+}
+
+/**
+ * A regular file's text, never through a link as the file itself (ELOOP), never blocking on a
+ * FIFO or reading a device (NOTREGULAR, checked on the opened file), at most the YAML size limit
+ * (TOOLARGE).
+ */
 export function readNoFollow(file: string): string {
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     try {
+        const st = fs.fstatSync(fd);
+        if (st.isDirectory()) {
+            throw Object.assign(new Error(`${file} is a directory`), { code: "EISDIR" });
+        }
+        if (!st.isFile()) {
+            throw new RefusedRead("NOTREGULAR", `${file} is not a regular file`);
+        }
+        if (st.size > yamlLimits.maxBytes) {
+            throw new RefusedRead("TOOLARGE", `${file} is ${st.size} bytes`);
+        }
         return fs.readFileSync(fd, "utf8");
     } finally {
         fs.closeSync(fd);
     }
 }
 
-/** Reads listed files from `dir` (the stack file's directory), refusing a symbolic link as the file itself. */
+/**
+ * Reads listed files from `dir` (the stack file's directory): no directory on the way may be a
+ * symbolic link (it could lead out of the stack's directory), nor the file itself (readNoFollow).
+ */
 export function configFileReader(dir: string): ConfigFileReader {
-    return (file) => readNoFollow(path.join(dir, file));
+    return (file) => {
+        const parts = file.split("/");
+        for (let n = 1; n < parts.length; n++) {
+            const sub = parts.slice(0, n).join("/");
+            if (fs.lstatSync(path.join(dir, sub), { throwIfNoEntry: false })?.isSymbolicLink()) {
+                throw new RefusedRead("LINKEDDIR", sub);
+            }
+        }
+        return readNoFollow(path.join(dir, file));
+    };
 }

@@ -1,17 +1,18 @@
 // zcloud-storage:configFiles: more of a stack's config in files beside its stack file, merged in
 // before validation (components/config/configFiles.ts), refused with one issue per problem.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import fc from "fast-check";
 import * as yaml from "js-yaml";
-import { configFileReader, configFilesKey, expandConfigFiles, maxConfigFiles } from "../../components/config/configFiles";
+import { configFileReader, configFilesKey, expandConfigFiles, maxConfigFiles, readNoFollow } from "../../components/config/configFiles";
 import { formatIssue } from "../../components/config/errors";
 import { checkStackFileConfigSize } from "../../tools/plan/configSize";
 import { loadDay2Stack } from "../../tools/discover/stack";
-import { loadStackFile } from "../../tools/plan/stackFile";
+import { loadStackFile, readStackArg } from "../../tools/plan/stackFile";
 
 const files = (contents: Record<string, string>) => (file: string) => {
     if (!Object.hasOwn(contents, file)) {
@@ -196,6 +197,37 @@ describe("configFiles: from disk", () => {
         const { model } = loadDay2Stack(path.join(dir, "Pulumi.day2.yaml"));
         assert.deepEqual(Object.keys(model.nodes), ["node1"]);
         assert.deepEqual(model.lvm.map((s) => [s.name, { ...s.hosts }]), [["local-fast", { node1: ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"] }]]);
+    });
+
+    test("a folder on the way that is a symbolic link (out of the stack's directory), a FIFO, a device: refused by name, nothing read, nothing blocks", () => {
+        const outside = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-config-outside-"));
+        try {
+            fs.writeFileSync(path.join(outside, "inv.yaml"), "config:\n  zcloud-storage:nodes:\n    evil: { address: 10.6.6.6 }\n");
+            fs.symlinkSync(outside, path.join(dir, "inv"));
+            fs.mkdirSync(path.join(dir, "real"));
+            fs.symlinkSync(outside, path.join(dir, "real", "deeper"));
+            execFileSync("mkfifo", [path.join(dir, "pipe.yaml")]);
+            const asRoot = process.getuid?.() === 0;
+            if (asRoot) execFileSync("mknod", [path.join(dir, "zero.yaml"), "c", "1", "5"]);
+            const started = Date.now();
+            const got = issues(expandConfigFiles({ [configFilesKey]: ["inv/inv.yaml", "real/deeper/inv.yaml", "pipe.yaml", ...(asRoot ? ["zero.yaml"] : [])] }, configFileReader(dir)));
+            assert.ok(Date.now() - started < 2000, "nothing blocked");
+            assert.deepEqual(got, [
+                "zcloud-storage:configFiles[0]: inv/inv.yaml is reached through inv, a symbolic link; keep config files in real folders beside the stack file, so that what reviewers read is what the stack uses",
+                "zcloud-storage:configFiles[1]: real/deeper/inv.yaml is reached through real/deeper, a symbolic link; keep config files in real folders beside the stack file, so that what reviewers read is what the stack uses",
+                "zcloud-storage:configFiles[2]: pipe.yaml is not a regular file (a FIFO, device or socket); list YAML files",
+                ...(asRoot ? ["zcloud-storage:configFiles[3]: zero.yaml is not a regular file (a FIFO, device or socket); list YAML files"] : []),
+            ]);
+        } finally {
+            fs.rmSync(outside, { recursive: true, force: true });
+        }
+    });
+
+    test("a stack file that is a FIFO is refused without blocking", () => {
+        const fifo = path.join(dir, "Pulumi.fifo.yaml");
+        execFileSync("mkfifo", [fifo]);
+        assert.throws(() => readStackArg(fifo), { message: `stack file ${fifo}: not a file` });
+        assert.throws(() => readNoFollow(fifo), { message: `${fifo} is not a regular file` });
     });
 
     test("a symbolic link or a directory is refused by name; loadStackFile lists every problem", () => {
