@@ -4,7 +4,7 @@ import { NodeAnswer, collectInventories } from "./discover/collect";
 import { NodeDiscovery, discoverNode, proposalYaml, renderNodeDevices } from "./discover/devices";
 import { gib, parseSize } from "./discover/inventory";
 import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stack";
-import { jsonText, printable } from "./discover/printable";
+import { jsonText, printable } from "../components/config/printable";
 import { keySourceProblem } from "./discover/ssh";
 import { ScaffoldNode, proposedName, scaffoldText, writeNewFile, writeTargetProblem } from "./discover/scaffold";
 import * as fs from "node:fs";

@@ -15,6 +15,7 @@ import { readStackArg } from "./plan/stackFile";
 import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInputs";
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
 import { renderScriptSetChanges } from "./plan/scriptSets";
+import { printableLines } from "../components/config/printable";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--over-config-limit]
 
@@ -88,6 +89,14 @@ function parseArgs(argv: string[]): Options {
     return opts as Options;
 }
 
+/**
+ * Every line the plan prints, with what came from input (config keys and values, a saved plan's
+ * names, file names) shown as escapes: no terminal sequence or forged line reaches a reviewer's
+ * terminal or a PR summary. The places that quote input escape their own line breaks first.
+ */
+const say = (text: string) => console.log(printableLines(text));
+const sayErr = (text: unknown) => console.error(printableLines(String(text)));
+
 class UsageError extends Error {}
 
 /**
@@ -101,7 +110,7 @@ function packConfigFor(fromFile: Record<string, unknown>): PackConfig {
 function failOnError(run: PlanRun, label: string): void {
     if (run.error) {
         const kind = run.error.kind === "config" ? "" : "program error: ";
-        console.error(`${label}: ${kind}${run.error.message}`);
+        sayErr(`${label}: ${kind}${run.error.message}`);
         process.exit(run.error.kind === "config" ? 1 : 2);
     }
 }
@@ -162,7 +171,7 @@ async function main(): Promise<void> {
     // A plan in pieces says so on stderr (stdout is the same either way).
     for (const [r, file] of [[run, target.file], [baseRun, base?.file]] as const) {
         if (r && "how" in r) {
-            console.error(`planned ${path.relative(process.cwd(), file!)}: ${r.how}`);
+            sayErr(`planned ${path.relative(process.cwd(), file!)}: ${r.how}`);
         }
     }
     failOnError(run, path.relative(process.cwd(), target.file));
@@ -187,31 +196,31 @@ async function main(): Promise<void> {
         await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, advisories: advisories.length ? advisories : undefined });
     } else {
         for (const w of run.warnings) {
-            console.log(`warning: ${w}`);
+            say(`warning: ${w}`);
         }
         for (const a of advisories) {
-            console.log(`advisory: ${a}`);
+            say(`advisory: ${a}`);
         }
         if (before) {
-            console.log(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
+            say(`Changes from ${beforeLabel} to ${path.relative(process.cwd(), target.file)}:\n`);
             const changes = diffPlans(before, run.resources);
-            console.log(renderChanges(changes));
+            say(renderChanges(changes));
             const roll = renderRollOrder(changes, run.resources);
             if (roll) {
-                console.log(`\n${roll}`);
+                say(`\n${roll}`);
             }
             const scripts = renderScriptSetChanges(before, run.resources);
             if (scripts) {
-                console.log(`\n${scripts}`);
+                say(`\n${scripts}`);
             }
         } else {
-            console.log(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
-            console.log(renderTree(run.resources));
+            say(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
+            say(renderTree(run.resources));
         }
-        console.log("");
-        console.log(violations.length ? formatViolations(violations) : "Policies: no violations");
+        say("");
+        say(violations.length ? formatViolations(violations) : "Policies: no violations");
         if (opts.out) {
-            console.log(`\nwrote the plan to ${opts.out} (index.txt lists its files in apply order)`);
+            say(`\nwrote the plan to ${opts.out} (index.txt lists its files in apply order)`);
         }
     }
     process.exitCode = hasMandatoryViolations(violations) ? 1 : 0;
@@ -219,13 +228,13 @@ async function main(): Promise<void> {
 
 main().catch((e) => {
     if (e instanceof CliInputError) {
-        console.error(e.message);
+        sayErr(e.message);
         process.exit(2);
     }
     if (e instanceof UsageError) {
-        console.error(e.message ? `${e.message}\n\n${usage}` : usage);
+        sayErr(e.message ? `${e.message}\n\n${usage}` : usage);
         process.exit(2);
     }
-    console.error(e instanceof Error ? e.message : e);
+    sayErr(e instanceof Error ? e.message : e);
     process.exit(2);
 });

@@ -8,7 +8,7 @@ import { keySourceProblem } from "./discover/ssh";
 import { CephHealth, CephOsd, ClusterFacts, Kubectl, kubectlFor, readCephHealth, readCephOsds, readCluster } from "./status/cluster";
 import { StatusFacts, StorageStatus, evaluateStatus, exitCodeOf } from "./status/evaluate";
 import { parseIscsiFacts } from "./status/iscsi";
-import { jsonText } from "./discover/printable";
+import { jsonText } from "../components/config/printable";
 import { renderStatus } from "./status/render";
 
 const usage = `usage: npm run status -- <stack|file> [--identity FILE] [--json] [--watch SECONDS]

@@ -1,11 +1,17 @@
+import { printable } from "./printable";
+
 /** One problem in a stack config, located by its key path (`lvm[0].hosts.node9`). */
 export interface ConfigIssue {
     path: string;
     message: string;
 }
 
+/**
+ * One printable line: a key path and a message quote the config, whose keys and values may hold
+ * line breaks and terminal escape sequences; they are shown as escapes (`\x1b`, `\x0a`).
+ */
 export function formatIssue(issue: ConfigIssue): string {
-    return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+    return printable(issue.path ? `${issue.path}: ${issue.message}` : issue.message);
 }
 
 /** Formats a key path the way users write it in YAML: `lvm[0].hosts.node9`. */

@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import * as yaml from "js-yaml";
 import { discoverNode, proposalYaml, renderNodeDevices } from "../../tools/discover/devices";
 import { parseNodeReport } from "../../tools/discover/inventory";
-import { jsonText, printable, yamlQuoted } from "../../tools/discover/printable";
+import { jsonText, printable, yamlQuoted } from "../../components/config/printable";
 import { StorageStatus } from "../../tools/status/evaluate";
 import { renderStatus } from "../../tools/status/render";
 

@@ -4,7 +4,7 @@
  */
 import { DeclaredDevice } from "./stack";
 import { NodeReport, Verdict, formatSize, verdictOf } from "./inventory";
-import { printable, yamlQuoted } from "./printable";
+import { printable, yamlQuoted } from "../../components/config/printable";
 import { renderTable } from "./table";
 
 export interface DiscoveredDevice extends Verdict {

@@ -1,4 +1,4 @@
-import { printable } from "./printable";
+import { printable } from "../../components/config/printable";
 
 /**
  * Left-aligned text columns for the people-facing output of the day-2 tools. Cells hold what

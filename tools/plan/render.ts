@@ -1,3 +1,4 @@
+import { printable } from "../../components/config/printable";
 import { Change } from "./diff";
 import { describe, nodeOf, urnName } from "./describe";
 import { PlannedResource } from "./model";
@@ -51,7 +52,8 @@ export function renderTree(resources: PlannedResource[]): string {
             lines.push(`  ${describe(child)}`);
         }
     }
-    return lines.join("\n");
+    // Names come from the config and, with --diff-plan, from a saved plan: one printable line each.
+    return lines.map(printable).join("\n");
 }
 
 const symbols: Record<Change["kind"], string> = { create: "+", update: "~", replace: "+-", delete: "-" };
@@ -90,7 +92,7 @@ export function renderChanges(changes: Change[]): string {
                   : "";
         const line = `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
         const indent = " ".repeat(26);
-        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...notes.map((n) => `${indent}note: ${n}`)].join("\n");
+        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...notes.map((n) => `${indent}note: ${n}`)].map(printable).join("\n");
     });
     const counts = order
         .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)

@@ -1,6 +1,6 @@
 /** The people-facing status: one block per storage, a node table, then its problems. */
 import { formatSize } from "../discover/inventory";
-import { printable } from "../discover/printable";
+import { printable } from "../../components/config/printable";
 import { renderTable } from "../discover/table";
 import { NodeStatus, StorageStatus, problemLine } from "./evaluate";
 

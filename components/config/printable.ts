@@ -1,8 +1,10 @@
 /**
- * What the day-2 tools print of text a node or the cluster reports (device model and serial,
- * by-id names, VG and LV names, guard reasons, ceph output, error lines). Such text can hold
- * terminal escape sequences (recolour, move the cursor, retitle the window, rewrite what was
- * printed) and line breaks that forge lines of their own. Pure: unit-tested.
+ * What the tools print of text they did not write: config keys and values, a saved plan's names,
+ * what a node or the cluster reports (device model and serial, by-id names, VG and LV names,
+ * guard reasons, ceph output, error lines). Such text can hold terminal escape sequences
+ * (recolour, move the cursor, retitle the window, set the clipboard, rewrite what was printed)
+ * and line breaks that forge lines of their own (or close a summary's code fence). Pure:
+ * unit-tested.
  */
 
 /**
@@ -21,6 +23,11 @@ function escaped(c: string): string {
 /** One line of people-facing output: every control character shown as its escape (`\x1b`). */
 export function printable(text: string): string {
     return text.replace(controlChars, escaped);
+}
+
+/** Text of several lines (joined by `\n`): each line made printable, the line breaks kept. */
+export function printableLines(text: string): string {
+    return text.split("\n").map(printable).join("\n");
 }
 
 /** Controls JSON.stringify leaves raw (it escapes only U+0000 to U+001F). */
