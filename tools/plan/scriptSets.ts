@@ -2,6 +2,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { nodeScriptDir, readNodeScript } from "../../components/node/script";
+import { defaultBundleDir } from "../../components/node/shipped";
 import { nodeCommandArgs } from "./describe";
 import type { Change } from "./diff";
 import { PlannedResource } from "./model";
@@ -29,15 +30,48 @@ export interface ScriptSetText {
 const shortId = (sha256: string) => sha256.slice(0, 12);
 const sha256Of = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** A bundle file a plan names, when it still holds the hash (a saved plan's may be gone or changed). */
-function assetText(file: string, sha256: string): string | undefined {
-    let text: string;
+/** The most a bundle file may hold (a bundle is tens of KiB; the node stub copies no more either). */
+const maxBundleBytes = 1 << 20;
+
+/**
+ * A bundle file a plan names, when it still holds the hash (a saved plan's may be gone or changed).
+ * A plan is data, not a list of paths to read: only a regular file (no link, FIFO or device) of at
+ * most 1 MiB, directly in this machine's bundle directory, is read; any other is skipped, and why
+ * goes into `skipped`.
+ */
+function assetText(file: string, sha256: string, skipped: string[]): string | undefined {
+    const bundleDir = realDir(defaultBundleDir());
+    if (bundleDir === undefined || realDir(path.dirname(file)) !== bundleDir) {
+        skipped.push(`${file}: not in this machine's bundle directory ${defaultBundleDir()}`);
+        return undefined;
+    }
+    let fd: number;
     try {
-        text = fs.readFileSync(file, "utf8");
+        fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ELOOP") skipped.push(`${file}: a symbolic link`);
+        return undefined;
+    }
+    try {
+        const st = fs.fstatSync(fd);
+        if (!st.isFile() || st.size > maxBundleBytes) {
+            skipped.push(`${file}: ${st.isFile() ? "over 1 MiB" : "not a regular file"}`);
+            return undefined;
+        }
+        const text = fs.readFileSync(fd, "utf8");
+        return sha256Of(text) === sha256 ? text : undefined;
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
+/** A directory's real path, or undefined when it does not exist. */
+function realDir(dir: string): string | undefined {
+    try {
+        return fs.realpathSync(dir);
     } catch {
         return undefined;
     }
-    return sha256Of(text) === sha256 ? text : undefined;
 }
 
 /** The node command a script copy (`<command>-scripts`) is made for: same parent, its name. */
@@ -46,15 +80,15 @@ const copiedFor = (copy: PlannedResource) => commandKey(copy.parent, copy.name.r
 
 type FileAssetInput = { asset?: unknown; path?: unknown; sha256?: unknown };
 
-/** The texts of the script sets a plan carries, by sha256. */
-export function scriptSetTexts(resources: PlannedResource[]): Map<string, ScriptSetText> {
+/** The texts of the script sets a plan carries, by sha256; bundle files not read are named in `skipped`. */
+export function scriptSetTexts(resources: PlannedResource[], skipped: string[] = []): Map<string, ScriptSetText> {
     const texts = new Map<string, ScriptSetText>();
     const commands = new Map(resources.filter((r) => r.type === "command:remote:Command").map((r) => [commandKey(r.parent, r.name), r]));
     for (const r of resources) {
         if (r.type === "command:remote:CopyToRemote") {
             const source = (r.inputs as { source?: FileAssetInput }).source;
             if (source?.asset === "file" && typeof source.path === "string" && typeof source.sha256 === "string" && !texts.has(source.sha256)) {
-                const text = assetText(source.path, source.sha256);
+                const text = assetText(source.path, source.sha256, skipped);
                 // Named as the node command it is copied for runs it (`<command>-scripts`).
                 const user = commands.get(copiedFor(r));
                 const name = user ? [...scriptSetsUsed(user).keys()][0] : undefined;
@@ -324,8 +358,9 @@ function filesMovedDiff(head: string, a: ScriptSetText, b: ScriptSetText, oldFil
  * resource that runs another set than before. Empty when no set changed.
  */
 export function renderScriptSetChanges(before: PlannedResource[], after: PlannedResource[]): string {
-    const oldTexts = scriptSetTexts(before);
-    const newTexts = scriptSetTexts(after);
+    const skipped: string[] = [];
+    const oldTexts = scriptSetTexts(before, skipped);
+    const newTexts = scriptSetTexts(after, skipped);
     const old = new Map(before.map((r) => [r.urn, r]));
     const lines: string[] = [];
     const diffs = new Map<string, string>();
@@ -356,8 +391,9 @@ export function renderScriptSetChanges(before: PlannedResource[], after: Planned
             );
         }
     }
-    if (lines.length === 0) return "";
-    return ["Script sets changed (each once):", "", [...diffs.values()].join("\n\n"), "", "Runs another script set:", ...lines].join("\n");
+    const notRead = skipped.map((why) => `  not read: ${why}`);
+    if (lines.length === 0) return notRead.length ? ["Bundle files the plans name, not read:", ...notRead].join("\n") : "";
+    return ["Script sets changed (each once):", "", [...diffs.values()].join("\n\n"), "", "Runs another script set:", ...lines, ...(notRead.length ? ["", "Bundle files the plans name, not read:", ...notRead] : [])].join("\n");
 }
 
 /** `--out`: each script set's text as `scripts/<id>/<script>`. */
