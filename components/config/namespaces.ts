@@ -106,12 +106,13 @@ export function unknownConfigKeys(fullKeys: readonly string[]): ConfigIssue[] {
 export const kubectlStorageKeys = ["lvm", "cephfs", "iscsi"] as const;
 
 /**
- * `kubernetes:` values the node label commands (and the CephFS drains and gates) hand to kubectl:
- * a secret context or kubeconfig path would sit in their arguments (state, preview, ps), so they
- * are refused as secrets while a storage with nodes (lvm, cephfs, iscsi) exists. A secret
- * kubeconfig content travels in the commands' secret environment.
+ * `kubernetes:` values the node label commands (and the CephFS drains and gates) hand to kubectl,
+ * checked while a storage with nodes (lvm, cephfs, iscsi) exists: a secret context or kubeconfig
+ * path would sit in their arguments (state, preview, ps), so they are refused as secrets (a secret
+ * kubeconfig content travels in the commands' secret environment); `kubernetes:cluster`, which
+ * kubectl is not given, is refused.
  */
-function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey: string) => boolean): ConfigIssue[] {
+function kubectlTargetIssues(all: Record<string, unknown>, isSecret: (fullKey: string) => boolean): ConfigIssue[] {
     const labelled = kubectlStorageKeys.some((k) => {
         const storages = all[`${configNamespace}:${k}`];
         return Array.isArray(storages) && storages.length > 0;
@@ -124,6 +125,15 @@ function secretKubernetesIssues(all: Record<string, unknown>, isSecret: (fullKey
         issues.push({
             path: "kubernetes:context",
             message: "is a secure: value, but the node label commands (and the CephFS drains) pass the context to kubectl as --context in their arguments (state, preview, ps); a context name is not a credential, so set it in clear",
+        });
+    }
+    // The provider's `cluster` overrides its context's cluster; kubectl where `pulumi up` runs
+    // knows nothing of it: labels, gates and drains would act on the context's own cluster.
+    const cluster = all["kubernetes:cluster"];
+    if (cluster !== undefined && cluster !== "") {
+        issues.push({
+            path: "kubernetes:cluster",
+            message: "is set, but the node label commands (and the CephFS gates and drains) run kubectl with kubernetes:context and kubernetes:kubeconfig only, so node labels could land on another cluster than the provider's; remove it and name the cluster with kubernetes:context (a context of that cluster) or kubernetes:kubeconfig",
         });
     }
     const kubeconfig = all["kubernetes:kubeconfig"];
@@ -157,7 +167,7 @@ const ownPrefix = `${configNamespace}:`;
 export function parseFullConfig(all: Record<string, unknown>, options: FullParseOptions = {}): ParseResult {
     const keys = Object.keys(all);
     const isSecret = (fullKey: string) => (options.securePaths ?? [...(options.secretKeys ?? [])]).includes(fullKey);
-    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys), ...secretKubernetesIssues(all, isSecret)];
+    const issues = [...foldedKeyCollisions(options.rawKeys ?? []), ...unknownConfigKeys(keys), ...kubectlTargetIssues(all, isSecret)];
     const own = keys.filter((k) => k.startsWith(ownPrefix));
     if (own.length === 0) {
         issues.push({

@@ -150,6 +150,14 @@ describe("secure: anywhere stays secret, or is refused where the value must be p
         assert.deepEqual(fullErrors({ ...base, "zcloud-storage:nfs": [{ name: "shared", server: "10.0.0.9", path: "/export" }] }, secure), []);
     });
 
+    test("kubernetes:cluster is refused while kubectl runs for the stack's nodes (it would label the context's own cluster), and passes without such a storage", () => {
+        const message = "kubernetes:cluster: is set, but the node label commands (and the CephFS gates and drains) run kubectl with kubernetes:context and kubernetes:kubeconfig only, so node labels could land on another cluster than the provider's; remove it and name the cluster with kubernetes:context (a context of that cluster) or kubernetes:kubeconfig";
+        assert.deepEqual(fullErrors({ ...withCephfs, ...kube, "kubernetes:cluster": "prod-east" }, ["zcloud-storage:ssh.privateKey"]), [message]);
+        const lvm = [{ name: "fast", hosts: { [Object.keys(nodes)[0]]: ["/dev/sdb"] } }];
+        assert.deepEqual(fullErrors({ "zcloud-storage:nodes": nodes, "zcloud-storage:ssh": ssh, "zcloud-storage:lvm": lvm, "kubernetes:cluster": "prod-east" }, ["zcloud-storage:ssh.privateKey"]), [message]);
+        assert.deepEqual(fullErrors({ "zcloud-storage:nfs": [{ name: "shared", server: "10.0.0.9", path: "/export" }], "kubernetes:cluster": "prod-east" }, []), [], "nfs only: nothing runs kubectl");
+    });
+
     test("a secure kubeconfig content, or one the offline plan cannot read, passes", () => {
         const content = { ...withCephfs, "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n" };
         assert.deepEqual(fullErrors(content, ["zcloud-storage:ssh.privateKey", "kubernetes:kubeconfig"]), []);
