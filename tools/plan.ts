@@ -12,17 +12,20 @@ import { defaultNodesPerPiece, defaultNodesPerPieceWithBase, lvmNodesInConfig, p
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
+import { readStackAtRevision } from "./plan/gitRevision";
 import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInputs";
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
 import { renderScriptSetChanges } from "./plan/scriptSets";
 import { printableLines } from "../components/config/printable";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--over-config-limit]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file] [--over-config-limit]
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
   --json         print { resources, violations } as JSON (secrets as "[secret]")
   --diff OTHER   show what changes going from OTHER (the current config) to <stack|file>
+  --diff-ref REV              the same from <stack|file> as it was at git revision REV, with the
+                              config files it listed as they were there (a pull request's base)
   --diff-plan OLD.json        the same against a plan saved with --json, also by another version
                               of this program (what an upgrade of zcloud-storage does to the stack)
   --out DIR      write the plan for review to DIR (new or empty): manifests/<namespace>/<kind>-<name>.yaml,
@@ -45,6 +48,7 @@ interface Options {
     target: string;
     json: boolean;
     diff?: string;
+    diffRef?: string;
     diffPlan?: string;
     out?: string;
     force: boolean;
@@ -66,6 +70,7 @@ function parseArgs(argv: string[]): Options {
         };
         if (a === "--json") opts.json = true;
         else if (a === "--diff") opts.diff = value();
+        else if (a === "--diff-ref") opts.diffRef = value();
         else if (a === "--diff-plan") opts.diffPlan = value();
         else if (a === "--out") opts.out = value();
         else if (a === "--force") opts.force = true;
@@ -80,8 +85,9 @@ function parseArgs(argv: string[]): Options {
     if (!opts.target) {
         throw new UsageError("give a stack name or stack file");
     }
-    if (opts.diff !== undefined && opts.diffPlan !== undefined) {
-        throw new UsageError("--diff and --diff-plan: give one base to compare with");
+    const bases = (["diff", "diffRef", "diffPlan"] as const).filter((k) => opts[k] !== undefined);
+    if (bases.length > 1) {
+        throw new UsageError(`${bases.map((k) => `--${k.replace(/[A-Z]/, (c) => `-${c.toLowerCase()}`)}`).join(" and ")}: give one base to compare with`);
     }
     if (opts.force && opts.out === undefined) {
         throw new UsageError("--force goes with --out: it replaces what an earlier --out wrote");
@@ -146,6 +152,23 @@ async function planBoth(target: PlanConfig, base: PlanConfig | undefined, progra
     return Promise.all([planInPieces(target, program, opts), base ? planInPieces(base, program, opts) : undefined]);
 }
 
+/**
+ * `--diff OLD` reads OLD's config files from OLD's directory as they are now. When OLD lists a
+ * config file the stack lists too (OLD a copy of the base's stack file put beside the head's),
+ * the base would be compared with the head's inventory and a change in it would not show: refuse,
+ * pointing to --diff-ref.
+ */
+function refuseSharedConfigFiles(arg: string, base: { file: string; config: PlanConfig }, target: { file: string; config: PlanConfig }): void {
+    const resolved = (s: { file: string; config: PlanConfig }) => (s.config.configFiles ?? []).map((f) => path.resolve(path.dirname(s.file), f));
+    const ours = new Set(resolved(target));
+    const shared = resolved(base).filter((f) => ours.has(f));
+    if (shared.length > 0) {
+        throw new CliInputError(
+            `--diff ${arg}: lists config files the stack lists too (${shared.map((f) => path.relative(process.cwd(), f)).join(", ")}): the base would read them as they are now, so a change in them would not show; compare with the base revision instead: --diff-ref <git rev>`,
+        );
+    }
+}
+
 async function main(): Promise<void> {
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
@@ -156,7 +179,12 @@ async function main(): Promise<void> {
     if (configSize.error && !opts.overConfigLimit) {
         throw new CliInputError(`${configSize.error} (--over-config-limit plans it anyway)`);
     }
-    const base = opts.diff ? readStackArg(opts.diff, "--diff stack") : undefined;
+    const other = opts.diff !== undefined ? readStackArg(opts.diff, "--diff stack") : undefined;
+    if (opts.diff !== undefined && other) {
+        refuseSharedConfigFiles(opts.diff, other, target);
+    }
+    const base = other ? { label: path.relative(process.cwd(), other.file), config: other.config } : opts.diffRef !== undefined ? readStackAtRevision(target.file, opts.diffRef) : undefined;
+    const baseLabel = base?.label;
     const savedPlan = opts.diffPlan !== undefined ? parseSavedPlan(readSavedPlanText(opts.diffPlan), opts.diffPlan) : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
     const previousOut = opts.out !== undefined ? (checkOutDir(opts.out), checkOutContents(opts.out, opts.force)) : [];
@@ -169,18 +197,18 @@ async function main(): Promise<void> {
     // The main plan runs in this process, or in pieces; a second one (the diff base) in fresh processes.
     const [run, baseRun] = await planBoth(target.config, baseConfig, program);
     // A plan in pieces says so on stderr (stdout is the same either way).
-    for (const [r, file] of [[run, target.file], [baseRun, base?.file]] as const) {
+    for (const [r, label] of [[run, path.relative(process.cwd(), target.file)], [baseRun, baseLabel]] as const) {
         if (r && "how" in r) {
-            sayErr(`planned ${path.relative(process.cwd(), file!)}: ${r.how}`);
+            sayErr(`planned ${label}: ${r.how}`);
         }
     }
     failOnError(run, path.relative(process.cwd(), target.file));
-    if (base && baseRun) {
-        failOnError(baseRun, path.relative(process.cwd(), base.file));
+    if (baseLabel && baseRun) {
+        failOnError(baseRun, baseLabel);
     }
     // The base to compare with: the other config's plan, or a saved plan (maybe of another version).
     const before = baseRun?.resources ?? (savedPlan && savedAsBase(savedPlan, run.resources));
-    const beforeLabel = base ? path.relative(process.cwd(), base.file) : `${opts.diffPlan} (saved plan)`;
+    const beforeLabel = baseLabel ?? `${opts.diffPlan} (saved plan)`;
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 

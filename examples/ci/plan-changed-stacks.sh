@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Pull-request check without cluster credentials: for every stack file changed between the base
-# branch and HEAD, plan it offline against the base branch's version (`npm run plan -- NEW
-# --diff BASE`), and write the change list and the policy results to the job summary.
+# Pull-request check without cluster credentials: for every stack changed between the base branch
+# and HEAD, plan it offline against the base branch's version (`npm run plan -- NEW --diff-ref
+# BASE`: the stack file and the config files it lists, as they were at BASE), and write the change
+# list and the policy results to the job summary. A change to any other file in the stacks'
+# directory (a stack's `configFiles` inventory lives there) counts as a change of every stack.
 # When the zcloud-storage program is part of this repository (ZCLOUD_DIR inside it) and the change
 # touches it (e.g. a bump of zcloud-storage), the base is planned by the base's own program: a
 # checkout of the base commit in a temp dir, its own dependencies ($BASE_INSTALL), its `--json`
@@ -49,9 +51,15 @@ merge_base() {
     git merge-base "$base_ref" HEAD
 }
 
-# changed_stacks BASE: stack files added or modified since BASE, one per line.
+# changed_stacks BASE: stack files added or modified since BASE, one per line; every stack file
+# when another file under the stacks' directory changed (a config file a stack lists: which
+# stacks list it, the plan knows; planning all of them is safe, an unaffected one shows no change).
 changed_stacks() {
-    git diff --name-only --diff-filter=AMR "$1" HEAD -- "$stacks_glob"
+    if [ -n "$(git diff --name-only "$1" HEAD -- "${stacks_glob%/*}" ":(exclude)$stacks_glob")" ]; then
+        git ls-files -- "$stacks_glob"
+    else
+        git diff --name-only --diff-filter=AMR "$1" HEAD -- "$stacks_glob"
+    fi
 }
 
 # deleted_stacks BASE: stack files removed since BASE (nothing to plan; the summary names them).
@@ -59,13 +67,9 @@ deleted_stacks() {
     git diff --name-only --diff-filter=D "$1" HEAD -- "$stacks_glob"
 }
 
-# base_version BASE FILE: the file as it was at BASE, under the same name in the scratch dir
-# (so the stack name matches); nothing when the file is new.
-base_version() {
-    git cat-file -e "$1:$2" 2>/dev/null || return 0
-    mkdir -p "$scratch/base"
-    git show "$1:$2" >"$scratch/base/${2##*/}"
-    printf '%s\n' "$scratch/base/${2##*/}"
+# existed BASE FILE: whether FILE was a stack file at BASE (else it is new: planned without a base).
+existed() {
+    git cat-file -e "$1:$2" 2>/dev/null
 }
 
 # plan ARGS...: the offline plan of the zcloud-storage checkout (paths given absolute).
@@ -105,31 +109,33 @@ base_program() {
     printf '%s\n' "$2/$at"
 }
 
-# base_plan DIR OLD: the base's --json plan of OLD (its stack file at the base) with the base's
-# program in DIR; prints the JSON file, or nothing when the base's program cannot plan it (then
-# the stack is compared with --diff under the new program).
+# base_plan DIR OLD: the base's --json plan of OLD (the stack file in the base's checkout, its
+# config files beside it as they were) with the base's program in DIR; prints the JSON file, or
+# nothing when the base's program cannot plan it (then the stack is compared with --diff-ref
+# under the new program).
 base_plan() {
-    local json=$scratch/base/${2##*/}.json
+    local json=$scratch/${2##*/}.json
     npm --prefix "$1" run --silent plan -- "$2" --json >"$json" 2>"$json.err" || true
     if [ -s "$json" ]; then printf '%s\n' "$json"; else echo "plan-changed-stacks: the base's program did not plan ${2##*/}: $(head -c 500 "$json.err")" >&2; fi
 }
 
-# plan_one FILE OLD [BASE_JSON]: plans FILE (against BASE_JSON, the base program's plan of OLD,
-# else against OLD, its base version, if any) into the summary; returns the plan's exit code.
+# plan_one FILE BASE EXISTED [BASE_JSON]: plans FILE (against BASE_JSON, the base program's plan,
+# else against FILE as it was at BASE when it EXISTED there) into the summary; returns the
+# plan's exit code.
 plan_one() {
-    local file=$1 old=$2 saved=${3:-} out code=0
+    local file=$1 base=$2 existed=$3 saved=${4:-} out code=0
     local args=("$PWD/$file")
     if [ -n "$saved" ]; then
         args+=(--diff-plan "$saved")
-    elif [ -n "$old" ]; then
-        args+=(--diff "$old")
+    elif [ "$existed" = 1 ]; then
+        args+=(--diff-ref "$base")
     fi
     out=$(plan "${args[@]}" 2>&1) || code=$?
     if [ -n "${PLAN_JSON_DIR:-}" ]; then
         mkdir -p "$PLAN_JSON_DIR"
         plan "${args[@]}" --json >"$PLAN_JSON_DIR/${file##*/}.json" 2>/dev/null || true
     fi
-    say "### \`$file\` $([ -z "$old" ] && echo '(new stack)' || echo "(changes from $base_ref$([ -z "$saved" ] || echo ", planned by its own program"))")" ""
+    say "### \`$file\` $([ "$existed" = 0 ] && echo '(new stack)' || echo "(changes from $base_ref$([ -z "$saved" ] || echo ", planned by its own program"))")" ""
     case $code in
         0) say "Result: **ok**" ;;
         1) say "Result: **failed**: config errors or mandatory policy violations" ;;
@@ -141,7 +147,7 @@ plan_one() {
 }
 
 main() {
-    local base files deleted failed=0 file old base_dir='' saved
+    local base files deleted failed=0 file was base_dir='' saved
     base=$(merge_base)
     files=$(changed_stacks "$base")
     deleted=$(deleted_stacks "$base")
@@ -154,16 +160,17 @@ main() {
         say "The zcloud-storage program changed: every stack is planned, the base by the base's own program." ""
     fi
     if [ -z "$files" ]; then
-        say "No stack file changed."
+        say "No stack changed."
     fi
     for file in $deleted; do
         say "- \`$file\` deleted: \`pulumi destroy\` of that stack is a separate, deliberate step." ""
     done
     for file in $files; do
-        old=$(base_version "$base" "$file")
+        was=0
+        existed "$base" "$file" && was=1
         saved=''
-        [ -z "$base_dir" ] || [ -z "$old" ] || saved=$(base_plan "$base_dir" "$old")
-        plan_one "$file" "$old" "$saved" || failed=1
+        [ -z "$base_dir" ] || [ "$was" = 0 ] || saved=$(base_plan "$base_dir" "$base_tree/$file")
+        plan_one "$file" "$base" "$was" "$saved" || failed=1
     done
     echo "plan-changed-stacks: summary in $summary" >&2
     return "$failed"

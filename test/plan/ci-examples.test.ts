@@ -89,6 +89,35 @@ test("a broken stack fails the check with its error in the summary file", () => 
     assert.ok(text.includes("### `stacks/Pulumi.prod.yaml` (changes from main)\n\nResult: **ok**"), "the other stack is still planned");
 });
 
+test("a change to a stack's config file only: the stack is planned against its base inventory (--diff-ref), the dropped node's release shows", () => {
+    const pool = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-ci-pool-"));
+    const run = (...args: string[]) => execFileSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.invalid", ...args], { cwd: pool, encoding: "utf8" });
+    const put = (file: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(pool, file)), { recursive: true });
+        fs.writeFileSync(path.join(pool, file), text);
+    };
+    const inventory = (hosts: string) => `config:\n  zcloud-storage:lvm:\n    - name: fast\n      hosts: { ${hosts} }\n`;
+    try {
+        run("init", "-q", "-b", "main");
+        put("stacks/Pulumi.pool.yaml", stack("/dev/disk/by-id/wwn-0x2").replace(/  zcloud-storage:lvm:[\s\S]*$/, "  zcloud-storage:configFiles: [pool/inventory.yaml]\n"));
+        put("stacks/pool/inventory.yaml", inventory("n1: [/dev/disk/by-id/wwn-0x1], n2: [/dev/disk/by-id/wwn-0x2]"));
+        run("add", "-A");
+        run("commit", "-q", "-m", "base");
+        run("checkout", "-q", "-b", "drop-n2");
+        put("stacks/pool/inventory.yaml", inventory("n1: [/dev/disk/by-id/wwn-0x1]"));
+        run("commit", "-q", "-am", "n2 leaves the pool");
+        const { GITHUB_STEP_SUMMARY: _, ...rest } = process.env;
+        const r = spawnSync("bash", [script, "main"], { cwd: pool, encoding: "utf8", env: { ...rest, ZCLOUD_DIR: root, SUMMARY: "summary.md" } });
+        assert.equal(r.status, 0, r.stderr);
+        const text = fs.readFileSync(path.join(pool, "summary.md"), "utf8");
+        assert.ok(text.includes("### `stacks/Pulumi.pool.yaml` (changes from main)\n\nResult: **ok**"), text);
+        assert.match(text, /^-  delete +fast-n2-disks /m);
+        assert.ok(!text.includes("No stack changed."), text);
+    } finally {
+        fs.rmSync(pool, { recursive: true, force: true });
+    }
+});
+
 test("a base that is not a commit is a usage error", () => {
     const r = spawnSync("bash", [script, "no-such-branch"], { cwd: repo, encoding: "utf8", env: { ...process.env, ZCLOUD_DIR: root, SUMMARY: "x.md" } });
     assert.equal(r.status, 2);
