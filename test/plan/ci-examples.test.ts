@@ -190,8 +190,8 @@ test("a change of the program itself (a zcloud-storage bump): every stack planne
         assert.doesNotMatch(text, /~ +update +fast-n\d-disks/);
         // per stack the one diff of the changed file, naming it: nothing else carries lvm-reconcile.sh
         assert.deepEqual(text.match(/^lvm-reconcile: script set .*$/gm)?.map((l) => l.replace(/[0-9a-f]{12}/g, "<id>")), [
-            "lvm-reconcile: script set <id> (was <id>): lvm-reconcile.sh changed; lib.sh unchanged",
-            "lvm-reconcile: script set <id> (was <id>): lvm-reconcile.sh changed; lib.sh unchanged",
+            "lvm-reconcile: script set <id> (was <id>): lvm-reconcile.sh changed; lib.sh, partition-guard.sh unchanged",
+            "lvm-reconcile: script set <id> (was <id>): lvm-reconcile.sh changed; lib.sh, partition-guard.sh unchanged",
         ]);
         assert.deepEqual(text.match(/^\+# a changed line$/gm), ["+# a changed line", "+# a changed line"]);
         assert.deepEqual(text.match(/^\d+ to \w+.*$/gm), ["4 to update", "4 to update"], text);
