@@ -27,7 +27,7 @@ function stackFile(name: string, storages: Record<string, unknown>): string {
     return file;
 }
 
-const notes = (stdout: string) => stdout.split("\n").filter((l) => /^ +note: /.test(l)).map((l) => l.trim());
+const notes = (stdout: string) => stdout.split("\n").filter((l) => /^ +(note|DESTRUCTIVE): /.test(l)).map((l) => l.trim());
 const san = (lun: number, initiators: string[]) => [{ name: "san", portals: ["10.0.0.50:3260"], iqn, lun, initiators }];
 
 test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an initiator removed", async () => {
@@ -45,14 +45,14 @@ test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an ini
     assert.equal(r.code, 0, r.stderr);
     const lun = (n: number) => `${iqn} lun ${n} via 10.0.0.50:3260`;
     assert.deepEqual(notes(r.stdout), [
-        `note: n2 leaves fast, released: VG zcloud-fast removed, PVs ${id(3)} removed and wiped; the data on them is gone (refused while the VG holds logical volumes: delete the node's volumes first)`,
-        `note: n5 leaves shared, released: the OSDs on ${id(7)} are drained, purged and their devices zapped first (their drains), then the node is released (refused while a device still carries an OSD); the data on them is gone once Ceph holds it on other OSDs`,
+        `DESTRUCTIVE: n2 leaves fast, released: VG zcloud-fast removed, PVs ${id(3)} removed and wiped; the data on them is gone (refused while the VG holds logical volumes: delete the node's volumes first)`,
+        `DESTRUCTIVE: n5 leaves shared, released: the OSDs on ${id(7)} are drained, purged and their devices zapped first (their drains), then the node is released (refused while a device still carries an OSD); the data on them is gone once Ceph holds it on other OSDs`,
         `note: n2 leaves san: logs out of ${lun(0)} (refused while a volume is active on n2); the LUN and its data stay on the target`,
         ...[`n4 ${id(6)}`, `n5 ${id(7)}`].map(
-            (osd) => `note: drains the OSD on ${osd}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
+            (osd) => `DESTRUCTIVE: drains the OSD on ${osd}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
         ),
-        `note: n1 ${id(2)}: leaves fast, released: taken out of VG zcloud-fast, its PV removed and wiped; its data is gone (refused while it holds allocated extents: move or delete the volumes on it first)`,
-        `note: n4 ${id(6)}: leaves shared, released: its OSD is drained, purged and the device zapped (its drain); its data is gone once Ceph holds it on other OSDs (the OSD is kept if the disk is still declared on n4 under another path)`,
+        `DESTRUCTIVE: n1 ${id(2)}: leaves fast, released: taken out of VG zcloud-fast, its PV removed and wiped; its data is gone (refused while it holds allocated extents: move or delete the volumes on it first)`,
+        `DESTRUCTIVE: n4 ${id(6)}: leaves shared, released: its OSD is drained, purged and the device zapped (its drain); its data is gone once Ceph holds it on other OSDs (the OSD is kept if the disk is still declared on n4 under another path)`,
         `note: n1 logs in to ${lun(1)} instead of ${lun(0)}: refused while the VG on the current LUN holds volumes; nothing on either LUN is wiped`,
         `note: san names another LUN: ${lun(1)} (was ${lun(0)}); the VG command refuses a LUN other than the one it made VG zcloud-san on, and the VG and its data stay there`,
         // n4's osd-up gate waits for one OSD fewer (the roll's gates: test/plan/ceph-roll.test.ts)
@@ -73,9 +73,9 @@ test("storages removed: each says what happens to its devices and volumes", asyn
     const r = await plan(stackFile("fewer", { lvm: [keep] }), "--diff", current);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(
-        notes(r.stdout).filter((n) => n.startsWith("note: storage ")),
+        notes(r.stdout).filter((n) => /^(note|DESTRUCTIVE): storage /.test(n)),
         [
-            "note: storage fast is removed: every node's devices are released (the lines above: data gone, refused while volumes exist), its StorageClass and lvmd are deleted",
+            "DESTRUCTIVE: storage fast is removed: every node's devices are released (the lines above: data gone, refused while volumes exist), its StorageClass and lvmd are deleted",
             "note: storage nas is removed: its StorageClass is deleted; volumes already provisioned and their data stay on the NFS server",
             "note: storage san is removed: its initiators log out and its StorageClass is deleted; the VG and the volumes' data stay on the LUN",
         ],

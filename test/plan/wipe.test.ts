@@ -27,7 +27,7 @@ function stackFile(name: string, values: Record<string, unknown>): string {
 }
 
 /** The note lines of a `--diff` output, without their indent. */
-const notes = (stdout: string) => stdout.split("\n").filter((l) => /^ +note: /.test(l)).map((l) => l.trim());
+const notes = (stdout: string) => stdout.split("\n").filter((l) => /^ +(note|DESTRUCTIVE): /.test(l)).map((l) => l.trim());
 
 describe("wipe: the disk command's licence per node", () => {
     test("true gives --wipe-on-create, a map gives each node only its own --wipe-device, false nothing; cephfs the same", async () => {
@@ -52,7 +52,7 @@ describe("npm run plan -- <stack> --diff: one line per device that joins, wiped 
         assert.equal(r.code, 0, r.stderr);
         assert.deepEqual(notes(r.stdout), [
             "note: node1 /dev/sdc: joins local-fast, not wiped: wipe: true covers only the devices node1 joined local-fast with; refused if it carries signatures (list it under wipe.node1 to allow wiping)",
-            "note: node3 /dev/sdc: joins local-fast, will be wiped if it carries signatures (wipe: true, node3 is new in local-fast)",
+            "DESTRUCTIVE: node3 /dev/sdc: joins local-fast, will be wiped if it carries signatures (wipe: true, node3 is new in local-fast)",
         ]);
         assert.match(r.stdout, /^~  update +local-fast-node1-disks  local-fast prepare node1 \[\/dev\/sdb, \/dev\/sdc\]$/m);
     });
@@ -65,8 +65,30 @@ describe("npm run plan -- <stack> --diff: one line per device that joins, wiped 
         // The licensed device is listed once in the resource line: a --wipe-device value is no extra device.
         assert.match(r.stdout, /^~  update +local-fast-node1-disks  local-fast prepare node1 \[\/dev\/sdb, \/dev\/sdc\]$/m);
         assert.deepEqual(notes(r.stdout), [
-            "note: node1 /dev/sdc: joins local-fast, will be wiped if it carries signatures (listed under wipe.node1)",
+            "DESTRUCTIVE: node1 /dev/sdc: joins local-fast, will be wiped if it carries signatures (listed under wipe.node1)",
             "note: node3 /dev/sdc: joins local-fast, not wiped: refused if it carries signatures",
+        ]);
+    });
+});
+
+describe("npm run plan -- <stack> --diff: a new wipe licence for devices already in the config", () => {
+    test("a device newly listed under wipe.<node>, and wipe: true added, each name the devices they license, marked destructive; the harmless line stays a note", async () => {
+        const current = stackFile("licence-current", lvm({ node1: ["/dev/sdb", "/dev/sdc"], node2: ["/dev/sdb"] }, false));
+        const mapped = stackFile("licence-map", lvm({ node1: ["/dev/sdb", "/dev/sdc"], node2: ["/dev/sdb", "/dev/sdd"] }, { node1: ["/dev/sdc"] }));
+        const r = await plan(mapped, "--diff", current);
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(notes(r.stdout).sort(), [
+            "DESTRUCTIVE: node1 /dev/sdc: may now be wiped if it carries signatures (newly listed under wipe.node1)",
+            "note: node2 /dev/sdd: joins local-fast, not wiped: refused if it carries signatures",
+        ]);
+        assert.ok(!/local-fast-node1-disks .*create changed/.test(r.stdout), "the licence is told in disk terms, not as a raw create change");
+        const all = stackFile("licence-true", lvm({ node1: ["/dev/sdb", "/dev/sdc"], node2: ["/dev/sdb"] }, true));
+        const t = await plan(all, "--diff", current);
+        assert.equal(t.code, 0, t.stderr);
+        assert.deepEqual(notes(t.stdout).sort(), [
+            "DESTRUCTIVE: node1 /dev/sdb: may now be wiped if it carries signatures (wipe: true added: if local-fast is not yet made on node1, e.g. its last apply was refused)",
+            "DESTRUCTIVE: node1 /dev/sdc: may now be wiped if it carries signatures (wipe: true added: if local-fast is not yet made on node1, e.g. its last apply was refused)",
+            "DESTRUCTIVE: node2 /dev/sdb: may now be wiped if it carries signatures (wipe: true added: if local-fast is not yet made on node2, e.g. its last apply was refused)",
         ]);
     });
 });

@@ -9,8 +9,15 @@ import type { PlannedResource } from "./model";
  * components/node), so a reviewer sees in the PR which disks a merge licenses a node to erase.
  */
 export function diskNotes(c: Change): string[] {
-    return [...diskWipeNotes(c), ...deviceLeaveNotes(c), ...nodeLeaveNotes(c), ...osdDrainNotes(c), ...iscsiNotes(c), ...storageRemovalNotes(c)];
+    return [...diskWipeNotes(c), ...wipeLicenceNotes(c), ...deviceLeaveNotes(c), ...nodeLeaveNotes(c), ...osdDrainNotes(c), ...iscsiNotes(c), ...storageRemovalNotes(c)];
 }
+
+/**
+ * The mark of a note on a change that can destroy data (a wipe, a release, a drain, a storage's
+ * data deleted): rendered as its own word instead of `note:`, so it stands apart from harmless notes.
+ */
+export const destructiveMark = "DESTRUCTIVE: ";
+const destructive = (text: string) => `${destructiveMark}${text}`;
 
 /** What a disk command's arguments say about its devices and their wipe licence. */
 interface DiskArgs {
@@ -64,16 +71,46 @@ function diskWipeNotes(c: Change): string[] {
     return joining.map((d) => {
         const head = `${node} ${d}: joins ${storage}`;
         if (after.listed.includes(d)) {
-            return `${head}, will be wiped if it carries signatures (listed under wipe.${node})`;
+            return destructive(`${head}, will be wiped if it carries signatures (listed under wipe.${node})`);
         }
         if (after.onCreate && !before) {
-            return `${head}, will be wiped if it carries signatures (wipe: true, ${node} is new in ${storage})`;
+            return destructive(`${head}, will be wiped if it carries signatures (wipe: true, ${node} is new in ${storage})`);
         }
         if (after.onCreate) {
             return `${head}, not wiped: wipe: true covers only the devices ${node} joined ${storage} with; refused if it carries signatures (list it under wipe.${node} to allow wiping)`;
         }
         return `${head}, not wiped: refused if it carries signatures`;
     });
+}
+
+/**
+ * One line per device already in a storage on a node that the change newly licenses the node to
+ * wipe: listed under wipe.<node> now, or `wipe: true` added (it covers the devices of the node's
+ * first apply: a node whose earlier apply was refused, its storage not made yet). The change a
+ * node's refusal asks for, so the reviewer sees which disks it lets the node erase.
+ */
+function wipeLicenceNotes(c: Change): string[] {
+    if (!isRemoteCommand(c.resource) || c.kind !== "update" || !c.before) {
+        return [];
+    }
+    const after = diskArgs(createOf(c.resource));
+    const before = diskArgs(createOf(c.before));
+    const node = nodeOf(c.resource);
+    if (!after || !before || !node) {
+        return [];
+    }
+    const storage = urnName(c.resource.parent);
+    return after.devices
+        .filter((d) => before.devices.includes(d))
+        .flatMap((d) => {
+            if (after.listed.includes(d) && !before.listed.includes(d)) {
+                return [destructive(`${node} ${d}: may now be wiped if it carries signatures (newly listed under wipe.${node})`)];
+            }
+            if (after.onCreate && !before.onCreate && !before.listed.includes(d)) {
+                return [destructive(`${node} ${d}: may now be wiped if it carries signatures (wipe: true added: if ${storage} is not yet made on ${node}, e.g. its last apply was refused)`)];
+            }
+            return [];
+        });
 }
 
 /** One line per device that leaves a storage on a node that stays in it: released, its data gone. */
@@ -91,9 +128,11 @@ function deviceLeaveNotes(c: Change): string[] {
     return before.devices
         .filter((d) => !after.devices.includes(d))
         .map((d) =>
-            after.script === "lvm-reconcile"
-                ? `${node} ${d}: leaves ${storage}, released: taken out of VG ${after.vg}, its PV removed and wiped; its data is gone (refused while it holds allocated extents: move or delete the volumes on it first)`
-                : `${node} ${d}: leaves ${storage}, released: its OSD is drained, purged and the device zapped (its drain); its data is gone once Ceph holds it on other OSDs (the OSD is kept if the disk is still declared on ${node} under another path)`,
+            destructive(
+                after.script === "lvm-reconcile"
+                    ? `${node} ${d}: leaves ${storage}, released: taken out of VG ${after.vg}, its PV removed and wiped; its data is gone (refused while it holds allocated extents: move or delete the volumes on it first)`
+                    : `${node} ${d}: leaves ${storage}, released: its OSD is drained, purged and the device zapped (its drain); its data is gone once Ceph holds it on other OSDs (the OSD is kept if the disk is still declared on ${node} under another path)`,
+            ),
         );
 }
 
@@ -111,9 +150,11 @@ function nodeLeaveNotes(c: Change): string[] {
     const devices = args.devices.join(", ");
     const head = c.kind === "delete" ? `${node} leaves ${storage}` : `${node} is released from ${storage} before its devices are prepared again`;
     return [
-        args.script === "lvm-reconcile"
-            ? `${head}, released: VG ${args.vg} removed, PVs ${devices} removed and wiped; the data on them is gone (refused while the VG holds logical volumes: delete the node's volumes first)`
-            : `${head}, released: the OSDs on ${devices} are drained, purged and their devices zapped first (their drains), then the node is released (refused while a device still carries an OSD); the data on them is gone once Ceph holds it on other OSDs`,
+        destructive(
+            args.script === "lvm-reconcile"
+                ? `${head}, released: VG ${args.vg} removed, PVs ${devices} removed and wiped; the data on them is gone (refused while the VG holds logical volumes: delete the node's volumes first)`
+                : `${head}, released: the OSDs on ${devices} are drained, purged and their devices zapped first (their drains), then the node is released (refused while a device still carries an OSD); the data on them is gone once Ceph holds it on other OSDs`,
+        ),
     ];
 }
 
@@ -126,7 +167,9 @@ function osdDrainNotes(c: Change): string[] {
     const node = valueOf(words, "--node");
     const device = valueOf(words, "--device");
     return [
-        `drains the OSD on ${node} ${device}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
+        destructive(
+            `drains the OSD on ${node} ${device}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
+        ),
     ];
 }
 
@@ -154,9 +197,8 @@ function iscsiNotes(c: Change): string[] {
     const node = nodeOf(c.resource);
     if (now.script === "iscsi-vg") {
         if (c.kind === "create") {
-            return [
-                `${now.lun}: joins ${storage}, VG ${now.vg} made on it (or adopted if the LUN holds it): ${now.wipe ? "will be wiped if it carries signatures (wipe: true), never if it holds logical volumes" : "not wiped: refused if it carries signatures"}`,
-            ];
+            const text = `${now.lun}: joins ${storage}, VG ${now.vg} made on it (or adopted if the LUN holds it): ${now.wipe ? "will be wiped if it carries signatures (wipe: true), never if it holds logical volumes" : "not wiped: refused if it carries signatures"}`;
+            return [now.wipe ? destructive(text) : text];
         }
         if (c.kind === "delete") {
             return [`VG ${now.vg} of ${storage} stays on ${now.lun} with its data: its release never removes it (refused while it holds volumes)`];
@@ -186,10 +228,12 @@ function storageRemovalNotes(c: Change): string[] {
     const name = c.resource.name;
     switch (c.resource.type) {
         case "zcloud:storage:LvmStorage":
-            return [`storage ${name} is removed: every node's devices are released (the lines above: data gone, refused while volumes exist), its StorageClass and lvmd are deleted`];
+            return [destructive(`storage ${name} is removed: every node's devices are released (the lines above: data gone, refused while volumes exist), its StorageClass and lvmd are deleted`)];
         case "zcloud:storage:CephFsStorage":
             return [
-                `storage ${name} is removed: its Ceph cluster (monitors, keys, OSDs) and StorageClass are deleted and every volume in it is gone; its drains refuse while Ceph cannot lose an OSD safely, so delete its volumes first`,
+                destructive(
+                    `storage ${name} is removed: its Ceph cluster (monitors, keys, OSDs) and StorageClass are deleted and every volume in it is gone; its drains refuse while Ceph cannot lose an OSD safely, so delete its volumes first`,
+                ),
             ];
         case "zcloud:storage:IscsiStorage":
             return [`storage ${name} is removed: its initiators log out and its StorageClass is deleted; the VG and the volumes' data stay on the LUN`];

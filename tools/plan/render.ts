@@ -2,7 +2,7 @@ import { printable } from "../../components/config/printable";
 import { Change } from "./diff";
 import { describe, nodeOf, urnName } from "./describe";
 import { PlannedResource } from "./model";
-import { phasesToldInDiskTerms } from "./diskNotes";
+import { destructiveMark, phasesToldInDiskTerms } from "./diskNotes";
 import { changeNotes } from "./notes";
 import { coveredByScriptSets, updatedCommands } from "./scriptSets";
 import { gateChangeNote } from "./roll";
@@ -92,7 +92,7 @@ export function renderChanges(changes: Change[]): string {
                   : "";
         const line = `${symbols[c.kind].padEnd(2)} ${kind.padEnd(22)} ${r.name}  ${r.custom ? describe(r) : `(${r.type.split(":").pop()})`}${detail}`;
         const indent = " ".repeat(26);
-        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...notes.map((n) => `${indent}note: ${n}`)].map(printable).join("\n");
+        return [line, ...(c.connection ?? []).map((l) => `${indent}${l}`), ...notes.map((n) => (n.startsWith(destructiveMark) ? `${indent}${n}` : `${indent}note: ${n}`))].map(printable).join("\n");
     });
     const counts = order
         .map((k) => [k, changes.filter((c) => c.kind === k).length] as const)
