@@ -6,6 +6,9 @@
 import { createHash } from "node:crypto";
 import { cephNames, labelDomain, mdsIds, mgrIds, monPlacement } from "../naming";
 
+/** The environment variable that carries the hash of what a gate guards (never `triggers`). */
+export const gateGuardsEnv = "ZCLOUD_GATE_GUARDS";
+
 /** What the roll of one storage is planned from: its name, fsid and node -> devices. */
 export interface CephRollPlan {
     storage: string;

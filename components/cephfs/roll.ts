@@ -1,7 +1,7 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { CephAdminPods } from "./admin";
-import { CephGateOrder, daemonSelector, guardHash, renderGateArgs } from "./gates";
+import { CephGateOrder, daemonSelector, gateGuardsEnv, guardHash, renderGateArgs } from "./gates";
 import { DrainKubeTarget, drainKubeArgs } from "../k8s/kubeTarget";
 import { CephPods } from "./pods";
 import { localScriptCommand } from "./scripts";
@@ -15,9 +15,6 @@ export interface CephGatesArgs {
     /** Bound of each gate's wait, seconds. */
     timeoutSeconds: number;
 }
-
-/** The environment variable that carries the hash of what a gate guards (never `triggers`). */
-export const gateGuardsEnv = "ZCLOUD_GATE_GUARDS";
 
 /**
  * The health gates of one storage's roll (gates.ts gives their order): each a local command that

@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import * as yaml from "js-yaml";
-import { gateGuardsEnv } from "../../components/cephfs/roll";
+import { gateGuardsEnv } from "../../components/cephfs/gates";
 import { CephScript, cephLibraryBundle, cephLibraryName, cephScriptBundle, cephScriptSetName, LocalScript } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
 import { PlannedResource } from "../../tools/plan/model";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { gateGuardsEnv } from "../../components/cephfs/roll";
+import { gateGuardsEnv } from "../../components/cephfs/gates";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";

@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
-import { gateGuardsEnv } from "../../components/cephfs/roll";
+import { gateGuardsEnv } from "../../components/cephfs/gates";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
 import { renderChanges } from "../../tools/plan/render";

@@ -1,4 +1,4 @@
-import { gateGuardsEnv } from "../../components/cephfs/roll";
+import { gateGuardsEnv } from "../../components/cephfs/gates";
 import { Change } from "./diff";
 import { urnName } from "./describe";
 import { PlannedResource } from "./model";
