@@ -30,7 +30,7 @@ describe("ceph release", () => {
 
     test("test/setup builds the tier's chroots at those suites and versions", () => {
         const setup = readFileSync(join(__dirname, "..", "setup"), "utf8");
-        const builds = [...setup.matchAll(/^bash test\/ceph\/build-chroot\.sh (\S+) (\S+)$/gm)].map((m) => ({ suite: m[1], version: m[2] }));
+        const builds = [...setup.matchAll(/^\s*bash test\/ceph\/build-chroot\.sh (\S+) (\S+)$/gm)].map((m) => ({ suite: m[1], version: m[2] }));
         assert.deepEqual(builds, [TIER_RELEASE, UPGRADE_FROM]);
     });
 
