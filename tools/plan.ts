@@ -17,6 +17,7 @@ import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInpu
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
 import { renderScriptSetChanges } from "./plan/scriptSets";
 import { printableLines } from "../components/config/printable";
+import { flagsNpmTook, npmTookMessage } from "./npmArgs";
 
 const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file] [--over-config-limit]
 
@@ -169,7 +170,14 @@ function refuseSharedConfigFiles(arg: string, base: { file: string; config: Plan
     }
 }
 
+/** Every option of the plan CLI (npm takes any of them given before `--`). */
+const planFlags = ["--json", "--diff", "--diff-ref", "--diff-plan", "--out", "--force", "--over-config-limit", "--policy-pack-config", "--program"];
+
 async function main(): Promise<void> {
+    const took = flagsNpmTook(planFlags);
+    if (took.length > 0) {
+        throw new CliInputError(npmTookMessage("plan", took));
+    }
     const opts = parseArgs(process.argv.slice(2));
     // Every file argument is checked before the plan runs: a bad one fails at once.
     const target = readStackArg(opts.target);

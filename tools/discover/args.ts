@@ -1,4 +1,5 @@
 /** Command-line handling shared by discover and status. */
+import { flagsNpmTook, npmTookMessage } from "../npmArgs";
 import { Day2ConfigError } from "./stack";
 import { SshOptions } from "./ssh";
 
@@ -25,6 +26,10 @@ export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOption
         "--timeout": { value: true, set: (v) => (opts.ssh.commandTimeout = positiveInt("--timeout", v)) },
         ...own,
     };
+    const took = flagsNpmTook(Object.keys(flags));
+    if (took.length > 0) {
+        throw new UsageError(npmTookMessage(process.env.npm_lifecycle_event ?? "<script>", took));
+    }
     const args = [...argv];
     while (args.length > 0) {
         const arg = args.shift()!;
