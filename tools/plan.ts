@@ -78,7 +78,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--over-config-limit") opts.overConfigLimit = true;
         else if (a === "--policy-pack-config") opts.policyConfig = value();
         else if (a === "--program") opts.program = value();
-        else if (a === "--help" || a === "-h") throw new UsageError("");
+        else if (a === "--help" || a === "-h") throw new HelpRequested();
         else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
         else if (opts.target === undefined) opts.target = a;
         else throw new UsageError(`unexpected argument ${a}`);
@@ -105,6 +105,8 @@ const say = (text: string) => console.log(printableLines(text));
 const sayErr = (text: unknown) => console.error(printableLines(String(text)));
 
 class UsageError extends Error {}
+/** `--help`: the usage on stdout, exit 0. */
+class HelpRequested extends Error {}
 
 /**
  * The pack's parameters come from its own config file only, as with `pulumi preview
@@ -263,6 +265,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+    if (e instanceof HelpRequested) {
+        console.log(usage);
+        process.exit(0);
+    }
     if (e instanceof CliInputError) {
         sayErr(e.message);
         process.exit(2);

@@ -16,6 +16,9 @@ export interface CommonOptions {
 export type FlagHandlers = Record<string, { value: boolean; set: (value: string) => void }>;
 
 /** Parses argv into the common options; `own` adds a tool's flags. */
+/** `--help`: the usage on stdout, exit 0 (what a tool's help does). */
+export class HelpRequested extends Error {}
+
 export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOptions {
     const opts: CommonOptions = { target: "", json: false, concurrency: 16, ssh: { acceptUnpinned: false, connectTimeout: 10, commandTimeout: 120 } };
     const flags: FlagHandlers = {
@@ -34,7 +37,7 @@ export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOption
     while (args.length > 0) {
         const arg = args.shift()!;
         if (arg === "--help" || arg === "-h") {
-            throw new UsageError("");
+            throw new HelpRequested();
         }
         const flag = flags[arg];
         if (flag) {
@@ -77,6 +80,11 @@ export function runCli(main: () => Promise<number>, usage: string): void {
     main().then(
         (code) => (process.exitCode = code),
         (e) => {
+            if (e instanceof HelpRequested) {
+                console.log(usage);
+                process.exitCode = 0;
+                return;
+            }
             if (e instanceof UsageError) {
                 console.error(e.message ? `${e.message}\n\n${usage}` : usage);
             } else if (e instanceof Day2ConfigError) {
