@@ -1,9 +1,15 @@
 /**
- * The node labels' move of this release: an older program's plan labels nodes by NodePatches, the
- * program now by label commands of the same names. Old plan -> new, each NodePatch is deleted and
- * the command of its name created, nothing else of them changes.
+ * What an older program's plan becomes under today's, less the changes every upgrade test would
+ * otherwise repeat, each asserted by a test of its own:
+ * - the node labels' move: an older program's plan labels nodes by NodePatches, the program now by
+ *   label commands of the same names (each NodePatch deleted, the command of its name created);
+ * - script-only updates: a node command whose every changed phase runs another script set with the
+ *   same arguments (a node script or the stub changed), and its script copy's new bundle. Each
+ *   re-runs its idempotent apply in place; test/plan/node-scripts-upgrade.test.ts and
+ *   bundle-upgrade.test.ts assert them.
  */
 import assert from "node:assert/strict";
+import { nodeCommandArgs } from "../../tools/plan/describe";
 import { Change, diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 
@@ -22,7 +28,24 @@ export function withoutLabelMove(changes: Change[]): Change[] {
     return changes.filter((c) => !moved.has(c.resource.name) || (c.resource.type !== NODE_PATCH && c.resource.type !== LABEL_COMMAND));
 }
 
-/** diffPlans of an older program's plan and today's, without the node labels' move (asserted). */
+const phases = new Set(["create", "update", "delete"]);
+const copyFields = new Set(["remotePath", "source.path", "source.sha256"]);
+const sameRun = (a: unknown, b: unknown) =>
+    typeof a === "string" && typeof b === "string" && nodeCommandArgs(a) !== "" && nodeCommandArgs(a) === nodeCommandArgs(b) && a.startsWith("sudo -n ") === b.startsWith("sudo -n ");
+
+/** An update that only moves a node command, or its copy, to another script set. */
+export function isScriptOnlyUpdate(c: Change): boolean {
+    if (c.kind !== "update" || !c.before) return false;
+    if (c.resource.type === "command:remote:Command") {
+        return c.fields.length > 0 && c.fields.every((f) => phases.has(f) && sameRun(c.before!.inputs[f], c.resource.inputs[f]));
+    }
+    if (c.resource.type === "command:remote:CopyToRemote") {
+        return c.fields.length > 0 && c.fields.every((f) => copyFields.has(f));
+    }
+    return false;
+}
+
+/** diffPlans of an older program's plan and today's, without the node labels' move (asserted) and script-only updates. */
 export function upgradeDiff(before: PlannedResource[], after: PlannedResource[]): Change[] {
-    return withoutLabelMove(diffPlans(before, after));
+    return withoutLabelMove(diffPlans(before, after)).filter((c) => !isScriptOnlyUpdate(c));
 }

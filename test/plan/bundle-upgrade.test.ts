@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { upgradeDiff } from "../helpers/labelMove";
+import { withoutLabelMove } from "../helpers/labelMove";
+import { diffPlans } from "../../tools/plan/diff";
 import { inlineScriptsCommit, plansBeforeAndNow } from "../helpers/oldProgram";
 import { baseConfig, nodesThrough } from "../helpers/plan";
 
@@ -30,7 +31,7 @@ test("the old program inlined the scripts: its plan is the base this proof needs
 });
 
 test("old program -> new: every remote command updates in place (create/update/delete strings), copies are created, nothing is replaced or deleted", () => {
-    const changes = upgradeDiff(plans.before().resources, plans.now().resources);
+    const changes = withoutLabelMove(diffPlans(plans.before().resources, plans.now().resources));
     // The filesystem Job is replaced on any change of its scripts, as before (its script set now
     // comes from a ConfigMap: test/plan/cephfs-scripts.test.ts); it runs idempotently and holds no data.
     assert.deepEqual(changes.filter((c) => c.kind === "replace" || c.kind === "delete").map((c) => `${c.kind} ${c.resource.name}`), ["replace shared-fs-filesystem"]);

@@ -4,11 +4,11 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { cephLibraryBundle, cephScriptBundle, scriptSetsValue } from "../../components/cephfs/scripts";
 import { scriptBundle } from "../../components/node/bundle";
 import { readNodeScript } from "../../components/node/script";
-import { renderNodeCommand } from "../../components/node/shipped";
+import { defaultBundleDir, privateDir, renderNodeCommand } from "../../components/node/shipped";
 import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { PlannedResource } from "../../tools/plan/model";
@@ -140,8 +140,9 @@ describe("renderScriptSetChanges", () => {
 
 describe("node script bundles: one diff per stack, one line per node", () => {
     const files = ["lib.sh", "lvm-reconcile.sh"];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-bundles-"));
-    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    // the plan reads bundle files only from this machine's bundle directory (content-addressed, so
+    // writing the test's bundles there changes nothing else)
+    const dir = privateDir(defaultBundleDir());
     const sha = (text: string) => createHash("sha256").update(text).digest("hex");
     /** A bundle's file as the plan's asset names it: its path and sha256. */
     const asset = (text: string) => {

@@ -391,7 +391,7 @@ export function renderScriptSetChanges(before: PlannedResource[], after: Planned
             );
         }
     }
-    const notRead = skipped.map((why) => `  not read: ${why}`);
+    const notRead = [...new Set(skipped)].map((why) => `  not read: ${why}`);
     if (lines.length === 0) return notRead.length ? ["Bundle files the plans name, not read:", ...notRead].join("\n") : "";
     return ["Script sets changed (each once):", "", [...diffs.values()].join("\n\n"), "", "Runs another script set:", ...lines, ...(notRead.length ? ["", "Bundle files the plans name, not read:", ...notRead] : [])].join("\n");
 }
