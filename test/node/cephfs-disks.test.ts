@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { NodeHarness, RunResult, assertRefused, startNodeHarness, zcloudLines } from "./harness";
+import { NodeHarness, RunResult, assertRefused, diskAndPartition, startNodeHarness, zcloudLines } from "./harness";
 import { PlannedNodeCommand, performCopies, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 
 let h: NodeHarness;
@@ -124,10 +124,8 @@ test("wipe: true wipes on the node's first apply (no OSD of the cluster on it ye
 });
 
 test("a disk and its own partition under two names: the partition is refused, even with wipe: true, before anything changes", async () => {
-    const [p1] = h.partition(b);
-    const disk = h.byIdLink(diskName, b);
-    const r = await apply("c-part");
-    assertRefused(r, `zcloud: ${p1}: refused: is a partition of ${disk}, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`);
+    const { refusal } = diskAndPartition(h, b, diskName);
+    assertRefused(await apply("c-part"), refusal);
     assert.equal(signatures(b), "gpt,gpt,PMBR");
 });
 

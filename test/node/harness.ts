@@ -280,6 +280,21 @@ export function assertRefused(r: RunResult, line: string): void {
 }
 
 /**
+ * A disk and its first partition under names the plan cannot relate: the partition table written
+ * on `dev` and a by-id link `name` to it. Returns both paths and the refusal the node scripts give
+ * (the partition is refused, naming the disk as listed).
+ */
+export function diskAndPartition(h: NodeHarness, dev: string, name: string): { partition: string; disk: string; refusal: string } {
+    const [partition] = h.partition(dev);
+    const disk = h.byIdLink(name, dev);
+    return {
+        partition,
+        disk,
+        refusal: `zcloud: ${partition}: refused: is a partition of ${disk}, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`,
+    };
+}
+
+/**
  * A stack file whose LVM storages' nodes are all this host over the test sshd on `port` (each
  * device list its own "node"; the nodes of a storage share its VG).
  */

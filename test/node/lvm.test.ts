@@ -7,7 +7,7 @@ import { after, before, beforeEach, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { NodeHarness, RunResult, assertRefused, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
+import { NodeHarness, RunResult, assertRefused, diskAndPartition, localLvmStack, startNodeHarness, zcloudLines } from "./harness";
 import { PlannedNodeCommand, performCopies, plannedNodeCommands, removeCopiesCommand } from "../helpers/planned";
 
 let h: NodeHarness;
@@ -322,10 +322,8 @@ test("a device with a mounted partition is refused even with wipe", async () => 
 });
 
 test("a disk and its own partition under two names: the partition is refused, even with wipe, before anything changes", async () => {
-    const [p1] = h.partition(b);
-    const disk = h.byIdLink(diskName, b);
-    const r = await apply("w-bpart");
-    refused(r, `zcloud: ${p1}: refused: is a partition of ${disk}, which is listed too; preparing the disk would wipe its partition table and this partition with it, so list either the disk or its partitions`);
+    const { refusal } = diskAndPartition(h, b, diskName);
+    refused(await apply("w-bpart"), refusal);
     assert.equal(signatures(b), "gpt,gpt,PMBR");
     assert.deepEqual(pvs(), {});
 });

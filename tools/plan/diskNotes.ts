@@ -83,6 +83,17 @@ function diskWipeNotes(c: Change): string[] {
     });
 }
 
+/** An updated disk command's arguments before and after, its node and storage; undefined for any other change. */
+function updatedDiskCommand(c: Change): { before: DiskArgs; after: DiskArgs; node: string; storage: string } | undefined {
+    if (!isRemoteCommand(c.resource) || c.kind !== "update" || !c.before) {
+        return undefined;
+    }
+    const after = diskArgs(createOf(c.resource));
+    const before = diskArgs(createOf(c.before));
+    const node = nodeOf(c.resource);
+    return after && before && node ? { before, after, node, storage: urnName(c.resource.parent) } : undefined;
+}
+
 /**
  * One line per device already in a storage on a node that the change newly licenses the node to
  * wipe: listed under wipe.<node> now, or `wipe: true` added (it covers the devices of the node's
@@ -90,16 +101,11 @@ function diskWipeNotes(c: Change): string[] {
  * node's refusal asks for, so the reviewer sees which disks it lets the node erase.
  */
 function wipeLicenceNotes(c: Change): string[] {
-    if (!isRemoteCommand(c.resource) || c.kind !== "update" || !c.before) {
+    const u = updatedDiskCommand(c);
+    if (!u) {
         return [];
     }
-    const after = diskArgs(createOf(c.resource));
-    const before = diskArgs(createOf(c.before));
-    const node = nodeOf(c.resource);
-    if (!after || !before || !node) {
-        return [];
-    }
-    const storage = urnName(c.resource.parent);
+    const { before, after, node, storage } = u;
     return after.devices
         .filter((d) => before.devices.includes(d))
         .flatMap((d) => {
@@ -115,16 +121,11 @@ function wipeLicenceNotes(c: Change): string[] {
 
 /** One line per device that leaves a storage on a node that stays in it: released, its data gone. */
 function deviceLeaveNotes(c: Change): string[] {
-    if (!isRemoteCommand(c.resource) || c.kind !== "update" || !c.before) {
+    const u = updatedDiskCommand(c);
+    if (!u) {
         return [];
     }
-    const after = diskArgs(createOf(c.resource));
-    const before = diskArgs(createOf(c.before));
-    const node = nodeOf(c.resource);
-    if (!after || !before || !node) {
-        return [];
-    }
-    const storage = urnName(c.resource.parent);
+    const { before, after, node, storage } = u;
     return before.devices
         .filter((d) => !after.devices.includes(d))
         .map((d) =>
