@@ -79,7 +79,16 @@ describe("--diff-ref", () => {
         fs.symlinkSync("../elsewhere", path.join(repo, "stacks", "inv"));
         git("add", "-A");
         git("commit", "-q", "-m", "linked");
+        // a branch whose stacks directory itself is a link
+        git("checkout", "-q", "-b", "linked-stacks", "main");
+        fs.renameSync(path.join(repo, "stacks"), path.join(repo, "real-stacks"));
+        fs.symlinkSync("real-stacks", path.join(repo, "stacks"));
+        git("add", "-A");
+        git("commit", "-q", "-m", "linked stacks");
         git("checkout", "-q", "main");
+        const linkedStacks = await plan(stack, "--diff-ref", "linked-stacks");
+        assert.equal(linkedStacks.code, 2, linkedStacks.stderr);
+        assert.equal(linkedStacks.stderr, "--diff-ref linked-stacks: stacks/Pulumi.inv.yaml at linked-stacks is reached through stacks, a symbolic link; a stack file is read only through real directories\n");
         const linked = await plan(stack, "--diff-ref", "linked");
         assert.equal(linked.code, 2, linked.stderr);
         assert.equal(

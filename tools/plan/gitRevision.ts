@@ -79,7 +79,9 @@ export function readStackAtRevision(file: string, rev: string): { label: string;
         throw new CliInputError(
             code === "ENOENT"
                 ? `--diff-ref ${rev}: ${rel} does not exist at ${rev} (a new stack: plan it without --diff-ref)`
-                : `--diff-ref ${rev}: ${rel} at ${rev}: ${(e as Error).message}`,
+                : code === "LINKEDDIR"
+                  ? `--diff-ref ${rev}: ${rel} at ${rev} is reached through ${(e as Error).message}, a symbolic link; a stack file is read only through real directories`
+                  : `--diff-ref ${rev}: ${rel} at ${rev}: ${(e as Error).message}`,
         );
     }
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
