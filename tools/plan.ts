@@ -12,6 +12,8 @@ import { defaultNodesPerPiece, defaultNodesPerPieceWithBase, lvmNodesInConfig, p
 import { writeJsonStreaming } from "./plan/jsonOut";
 import { defaultProgram, planConfig } from "./plan/runner";
 import { readStackArg } from "./plan/stackFile";
+import { placeholderAdvisories } from "./plan/placeholders";
+import { projectOfProgram } from "./plan/project";
 import { readStackAtRevision } from "./plan/gitRevision";
 import { CliInputError, checkOutDir, readPolicyPackConfig } from "./plan/cliInputs";
 import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan";
@@ -19,7 +21,7 @@ import { renderScriptSetChanges } from "./plan/scriptSets";
 import { printableLines } from "../components/config/printable";
 import { flagsNpmTook, npmTookMessage } from "./npmArgs";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file] [--over-config-limit]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file [--project name]] [--over-config-limit]
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
@@ -35,7 +37,10 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --force        with --out: replace what an earlier --out wrote in DIR (only that; other files refuse)
   --policy-pack-config FILE   policy levels and parameters, as for pulumi preview
   --program FILE              plan your own Pulumi program (a module that uses the components)
-                              with the stack's config, instead of this project's index.ts
+                              with the stack's config, instead of this project's index.ts, as the
+                              project named in the first Pulumi.yaml of its directory or above
+  --project NAME              plan the program as Pulumi project NAME instead (new pulumi.Config()
+                              reads NAME:... keys; a stack file key without a namespace is NAME's)
   --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
                               pulumi preview/up cannot start it) anyway: to measure, or before a split
 
@@ -56,6 +61,7 @@ interface Options {
     overConfigLimit: boolean;
     policyConfig?: string;
     program?: string;
+    project?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -78,6 +84,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--over-config-limit") opts.overConfigLimit = true;
         else if (a === "--policy-pack-config") opts.policyConfig = value();
         else if (a === "--program") opts.program = value();
+        else if (a === "--project") opts.project = value();
         else if (a === "--help" || a === "-h") throw new HelpRequested();
         else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
         else if (opts.target === undefined) opts.target = a;
@@ -92,6 +99,9 @@ function parseArgs(argv: string[]): Options {
     }
     if (opts.force && opts.out === undefined) {
         throw new UsageError("--force goes with --out: it replaces what an earlier --out wrote");
+    }
+    if (opts.project !== undefined && opts.program === undefined) {
+        throw new UsageError("--project goes with --program: it names the project your program runs as");
     }
     return opts as Options;
 }
@@ -173,7 +183,7 @@ function refuseSharedConfigFiles(arg: string, base: { file: string; config: Plan
 }
 
 /** Every option of the plan CLI (npm takes any of them given before `--`). */
-const planFlags = ["--json", "--diff", "--diff-ref", "--diff-plan", "--out", "--force", "--over-config-limit", "--policy-pack-config", "--program"];
+const planFlags = ["--json", "--diff", "--diff-ref", "--diff-plan", "--out", "--force", "--over-config-limit", "--policy-pack-config", "--program", "--project"];
 
 async function main(): Promise<void> {
     const took = flagsNpmTook(planFlags);
@@ -181,29 +191,31 @@ async function main(): Promise<void> {
         throw new CliInputError(npmTookMessage("plan", took));
     }
     const opts = parseArgs(process.argv.slice(2));
+    const program = opts.program ? path.resolve(opts.program) : defaultProgram;
+    if (!fs.existsSync(program)) {
+        throw new UsageError(`no program ${opts.program}`);
+    }
+    // The project the program runs as: its config keys (and the stack's keys without one) are its.
+    const project = projectOfProgram(program, opts.project, opts.program).name;
     // Every file argument is checked before the plan runs: a bad one fails at once.
-    const target = readStackArg(opts.target);
+    const target = readStackArg(opts.target, "stack", project);
     // Pulumi passes the whole config in one environment variable: past Linux's limit for one,
     // pulumi preview and up cannot start the program (tools/plan/configSize.ts).
     const configSize = checkStackFileConfigSize(target);
     if (configSize.error && !opts.overConfigLimit) {
         throw new CliInputError(`${configSize.error} (--over-config-limit plans it anyway)`);
     }
-    const other = opts.diff !== undefined ? readStackArg(opts.diff, "--diff stack") : undefined;
+    const other = opts.diff !== undefined ? readStackArg(opts.diff, "--diff stack", project) : undefined;
     if (opts.diff !== undefined && other) {
         refuseSharedConfigFiles(opts.diff, other, target);
     }
-    const base = other ? { label: path.relative(process.cwd(), other.file), config: other.config } : opts.diffRef !== undefined ? readStackAtRevision(target.file, opts.diffRef) : undefined;
+    const base = other ? { label: path.relative(process.cwd(), other.file), config: other.config } : opts.diffRef !== undefined ? readStackAtRevision(target.file, opts.diffRef, project) : undefined;
     const baseLabel = base?.label;
     const savedPlan = opts.diffPlan !== undefined ? parseSavedPlan(readSavedPlanText(opts.diffPlan), opts.diffPlan) : undefined;
     const packConfigFile = opts.policyConfig ? readPolicyPackConfig(opts.policyConfig) : {};
     const previousOut = opts.out !== undefined ? (checkOutDir(opts.out), checkOutContents(opts.out, opts.force)) : [];
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
-    const program = opts.program ? path.resolve(opts.program) : defaultProgram;
-    if (!fs.existsSync(program)) {
-        throw new UsageError(`no program ${opts.program}`);
-    }
     // The main plan runs in this process, or in pieces; a second one (the diff base) in fresh processes.
     const [run, baseRun] = await planBoth(target.config, baseConfig, program);
     // A plan in pieces says so on stderr (stdout is the same either way).
@@ -222,7 +234,7 @@ async function main(): Promise<void> {
     const policyInput = run.resources.map((r) => ({ type: r.type, name: r.name, urn: r.urn, props: r.policyInputs ?? r.inputs }));
     const violations = evaluatePolicies(policyInput, packConfigFor(packConfigFile));
 
-    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...loopbackAdvisories(run.resources), ...rollAdvisories(run.resources)];
+    const advisories = [...[configSize.error ?? configSize.advisory].filter((a): a is string => a !== undefined), ...placeholderAdvisories(target.config), ...loopbackAdvisories(run.resources), ...rollAdvisories(run.resources)];
 
     if (opts.out) {
         writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);

@@ -31,13 +31,14 @@ export const knownConfigKeys: Readonly<Record<string, readonly string[] | undefi
 
 /**
  * A config key as Pulumi reads it. The CLI puts a key without a namespace in the project's (`lvm`
- * is `zcloud-storage:lvm`), and both the CLI (config.ParseKey) and the SDK (cleanKey in
- * runtime/config) read the old form `<namespace>:config:<name>` as `<namespace>:<name>`.
+ * is `zcloud-storage:lvm`; `project` names another program's project), and both the CLI
+ * (config.ParseKey) and the SDK (cleanKey in runtime/config) read the old form
+ * `<namespace>:config:<name>` as `<namespace>:<name>`.
  */
-export function canonicalConfigKey(key: string): string {
+export function canonicalConfigKey(key: string, project: string = configNamespace): string {
     const sep = key.indexOf(":");
     if (sep < 0) {
-        return `${configNamespace}:${key}`;
+        return `${project}:${key}`;
     }
     const legacy = "config:";
     return sep > 0 && key.startsWith(legacy, sep + 1) ? `${key.slice(0, sep)}:${key.slice(sep + 1 + legacy.length)}` : key;
@@ -49,11 +50,11 @@ export function canonicalConfigKey(key: string): string {
  * a whole storage could vanish from the plan, or a clear secret hide behind a `secure:` twin.
  * Each pair is reported once, at the later key.
  */
-export function foldedKeyCollisions(keys: readonly string[]): ConfigIssue[] {
+export function foldedKeyCollisions(keys: readonly string[], project: string = configNamespace): ConfigIssue[] {
     const first = new Map<string, string>();
     const issues: ConfigIssue[] = [];
     for (const key of keys) {
-        const canonical = canonicalConfigKey(key);
+        const canonical = canonicalConfigKey(key, project);
         const earlier = first.get(canonical);
         if (earlier === undefined) {
             first.set(canonical, key);

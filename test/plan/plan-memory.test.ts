@@ -56,6 +56,19 @@ function inlined(stack: string): string {
     return file;
 }
 
+/**
+ * `json` without the advisories on placeholder secrets, which the tool prints since (issue #36):
+ * the example stacks hold placeholders, and everything else must stay the same byte for byte.
+ */
+function withoutPlaceholderAdvisories(json: string): string {
+    const tail = /,\n  "advisories": (\[[\s\S]*\])\n\}\n$/.exec(json);
+    if (!tail) {
+        return json;
+    }
+    const kept = (JSON.parse(tail[1]) as string[]).filter((a) => !a.includes(" is a placeholder, not an encrypted secret "));
+    return `${json.slice(0, tail.index)}${kept.length ? `,\n  "advisories": ${JSON.stringify(kept, null, 2).replace(/\n/g, "\n  ")}` : ""}\n}\n`;
+}
+
 test("--json of 50 LVM nodes and of the example stacks is byte-identical to the plan tool before the memory work", async () => {
     const values = generatedLvmValues(50);
     const ssh = { ...(values.ssh as Record<string, unknown>), privateKey: { secure: "v1:bench" } };
@@ -66,6 +79,6 @@ test("--json of 50 LVM nodes and of the example stacks is byte-identical to the 
         // The old tool predates configFiles: it plans the stack with its files merged in, written out.
         const [was, now] = await Promise.all([planJson(path.join(old!.dir, "tools", "plan.ts"), inlined(stack)), planJson(path.join(root, "tools", "plan.ts"), stack)]);
         assert.ok(now.length > 10_000, `${stack}: a plan of ${now.length} bytes`);
-        assert.equal(now, was, `${path.basename(stack)}: --json changed`);
+        assert.equal(withoutPlaceholderAdvisories(now), was, `${path.basename(stack)}: --json changed`);
     }
 });

@@ -55,7 +55,7 @@ function blobAt(top: string, rev: string, dir: string, file: string): string {
  * The stack `file` (a path in a git working tree) as it was at `rev`, with its config files as
  * they were there. `label` names it in messages (`main:stacks/Pulumi.prod.yaml`).
  */
-export function readStackAtRevision(file: string, rev: string): { label: string; config: PlanConfig } {
+export function readStackAtRevision(file: string, rev: string, project?: string): { label: string; config: PlanConfig } {
     const dir = path.dirname(file);
     let top: string;
     try {
@@ -85,7 +85,7 @@ export function readStackAtRevision(file: string, rev: string): { label: string;
         );
     }
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
-    const config = parseStackYaml(text, stack, label);
+    const config = parseStackYaml(text, stack, label, project);
     const stackDir = path.posix.dirname(rel);
     const read: ConfigFileReader = (listed) => blobAt(top, commit, stackDir, listed);
     const expanded = expandConfigFiles(config.values, read, label);

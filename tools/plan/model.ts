@@ -1,3 +1,5 @@
+import { PlaceholderSecret } from "../../components/config/stackDocument";
+
 /** The offline plan's JSON shape (DESIGN "Offline plan"); tests and reviewers rely on it. */
 export interface PlannedResource {
     urn: string;
@@ -33,6 +35,10 @@ export interface PlanConfig {
     passedValues?: Record<string, unknown>;
     /** The config files merged into `values`, as listed (`zcloud-storage:configFiles`). */
     configFiles?: string[];
+    /** The `secure:` leaves that hold a placeholder, not a ciphertext (components/config/stackDocument.ts). */
+    placeholders?: PlaceholderSecret[];
+    /** The Pulumi project the program runs as (`pulumi.getProject()`, `new pulumi.Config()`); default zcloud-storage. */
+    project?: string;
 }
 
 export interface PlanRun {

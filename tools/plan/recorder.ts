@@ -2,7 +2,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as pulumi from "@pulumi/pulumi";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
-import { declareSecurePaths } from "../../components/config/load";
+import { configNamespace, declareSecurePaths } from "../../components/config/load";
 import { credentialKeys, PlanConfig, PlannedResource, secretMarker } from "./model";
 
 // The SDK's wire format marks secrets with this signature key/value pair.
@@ -273,10 +273,12 @@ export async function recordProgramWithGenerations(config: PlanConfig, program: 
     );
     pulumi.runtime.setAllConfig(configStrings, config.secretKeys);
     declareSecurePaths(config.securePaths);
-    await pulumi.runtime.setMocks(mocks, "zcloud-storage", config.stack, true);
+    // The program's project: its `new pulumi.Config()` reads `<project>:` keys, as under the CLI.
+    const project = config.project ?? configNamespace;
+    await pulumi.runtime.setMocks(mocks, project, config.stack, true);
     const clock = new MicrotaskGenerations();
     const monitor = new RecordingMonitor(mocks, clock);
-    pulumi.runtime.setMockOptions(monitor, "zcloud-storage", config.stack, true);
+    pulumi.runtime.setMockOptions(monitor, project, config.stack, true);
     try {
         await pulumi.runtime.runInPulumiStack(async () => program());
     } finally {

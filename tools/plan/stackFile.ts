@@ -26,9 +26,13 @@ export function resolveStackFile(arg: string): string {
 
 export { offlineSecret };
 
-/** Parses a stack file's `config:` the way the Pulumi CLI hands it to the program. */
-export function parseStackYaml(text: string, stack: string, source = "stack file"): PlanConfig {
-    return { ...readStackDocument(text, source), stack };
+/**
+ * Parses a stack file's `config:` the way the Pulumi CLI hands it to the program of `project`
+ * (a key without a namespace is the project's).
+ */
+export function parseStackYaml(text: string, stack: string, source = "stack file", project?: string): PlanConfig {
+    const { placeholders, ...doc } = readStackDocument(text, source, project);
+    return { ...doc, stack, ...(placeholders.length > 0 ? { placeholders } : {}), ...(project !== undefined ? { project } : {}) };
 }
 
 /**
@@ -36,11 +40,11 @@ export function parseStackYaml(text: string, stack: string, source = "stack file
  * directory and merged in, as the program does): `values` is what the program sees, `passedValues`
  * what Pulumi passes it (the stack file alone).
  */
-export function loadStackFile(arg: string): { file: string; config: PlanConfig } {
+export function loadStackFile(arg: string, project?: string): { file: string; config: PlanConfig } {
     const file = resolveStackFile(arg);
     const stack = /Pulumi\.(.+)\.yaml$/.exec(path.basename(file))?.[1] ?? path.basename(file, ".yaml");
     const shown = path.relative(process.cwd(), file) || file;
-    const config = parseStackYaml(readNoFollow(file), stack, shown);
+    const config = parseStackYaml(readNoFollow(file), stack, shown, project);
     const expanded = expandConfigFiles(config.values, configFileReader(path.dirname(file)), shown);
     if (expanded.issues.length > 0) {
         throw new YamlError(`${shown}: ${expanded.issues.length} error(s) in the config files it lists; nothing was planned:\n${expanded.issues.map((i) => `  - ${formatIssue(i)}`).join("\n")}`);
@@ -51,8 +55,9 @@ export function loadStackFile(arg: string): { file: string; config: PlanConfig }
 /**
  * A tool's `<stack|file>` argument read as plan, discover and status all read it: looked up and
  * checked by resolveStackArg (stack-name rules, a path taken as given), then parsed as bounded
- * YAML. `label` names the argument in messages (`--diff stack`).
+ * YAML. `label` names the argument in messages (`--diff stack`); `project`, the Pulumi project
+ * the config is for (default zcloud-storage).
  */
-export function readStackArg(arg: string, label = "stack"): { file: string; config: PlanConfig } {
-    return loadStackFile(resolveStackArg(arg, path.join(projectRoot, "stacks"), label));
+export function readStackArg(arg: string, label = "stack", project?: string): { file: string; config: PlanConfig } {
+    return loadStackFile(resolveStackArg(arg, path.join(projectRoot, "stacks"), label), project);
 }
