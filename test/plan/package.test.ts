@@ -5,13 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 
 const root = resolve(__dirname, "../..");
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const manifestText = readFileSync(join(root, "package.json"), "utf8");
+const pkg = JSON.parse(manifestText);
+
+/** docs/library.md: its install lines, its tsconfig.json and its index.ts example, as a user copies them. */
+const libraryDoc = readFileSync(join(root, "docs/library.md"), "utf8");
+const docBlock = (lang: string) => new RegExp("```" + lang + "\n([\\s\\S]*?)```").exec(libraryDoc)![1];
+/** `name@version` of each package the doc's `npm install` lines pin. */
+const docPins = Object.fromEntries([...docBlock("sh").matchAll(/ (@?[a-z][\w./-]*)@(\d[\w.-]*)/g)].map((m) => [m[1], m[2]]));
 
 /** A Pulumi program of another project: a TopoLVM driver and one LvmStorage on two nodes. */
 const program = `import * as pulumi from "@pulumi/pulumi";
@@ -61,6 +68,9 @@ let scratch: string;
 let tarball: string;
 let files: string[];
 let planned: Planned;
+let packedManifest: Record<string, unknown>;
+let manifestAfterPack: string;
+let edgePlan: string;
 
 function run(command: string, args: string[], cwd: string): string {
     try {
@@ -76,6 +86,8 @@ before(() => {
     const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], root));
     tarball = join(scratch, packed[0].filename);
     files = packed[0].files.map((f: { path: string }) => f.path).sort();
+    manifestAfterPack = readFileSync(join(root, "package.json"), "utf8");
+    packedManifest = JSON.parse(run("tar", ["-xzf", tarball, "-O", "package/package.json"], scratch));
 
     const app = join(scratch, "app");
     run("mkdir", ["-p", app], scratch);
@@ -84,8 +96,10 @@ before(() => {
         JSON.stringify({
             name: "scratch",
             private: true,
-            // The tarball, and the SDK it shares with the program at the version it pins.
-            dependencies: { "zcloud-storage": `file:${tarball}`, "@pulumi/pulumi": pkg.dependencies["@pulumi/pulumi"] },
+            // The tarball, and the SDK it shares with the program at the version it pins; what
+            // docs/library.md installs besides.
+            dependencies: { "zcloud-storage": `file:${tarball}`, "@pulumi/pulumi": pkg.dependencies["@pulumi/pulumi"], "@pulumi/kubernetes": docPins["@pulumi/kubernetes"] },
+            devDependencies: { typescript: docPins.typescript, "@types/node": docPins["@types/node"] },
         }),
     );
     writeFileSync(
@@ -97,6 +111,17 @@ before(() => {
     // The repo's TypeScript against the shipped declarations only (no source of the components there).
     run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "."], app);
     planned = JSON.parse(run(process.execPath, ["index.js"], app));
+
+    // docs/library.md's program, project edge: type-checked with the doc's tsconfig.json by the
+    // TypeScript it installs, then planned by this checkout's plan with --program.
+    const edge = join(app, "edge");
+    run("mkdir", ["-p", edge], app);
+    writeFileSync(join(edge, "Pulumi.yaml"), "name: edge\nruntime: nodejs\n");
+    writeFileSync(join(edge, "tsconfig.json"), docBlock("json"));
+    writeFileSync(join(edge, "index.ts"), docBlock("ts"));
+    writeFileSync(join(edge, "Pulumi.dev.yaml"), "config:\n  edge:sshKey:\n    secure: v1:REPLACE-ME-WITH-pulumi-config-set-secret\n");
+    run(process.execPath, [join(app, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "."], edge);
+    edgePlan = run(process.execPath, ["--import", "tsx", "tools/plan.ts", join(edge, "Pulumi.dev.yaml"), "--program", join(edge, "index.ts")], root);
 });
 
 after(() => {
@@ -111,6 +136,30 @@ test("the tarball holds the compiled components, their declarations and node scr
     const outside = files.filter((f) => f !== "package.json" && f !== "README.md" && !f.startsWith("dist/components/") && !f.startsWith("dist/policy/endpoint."));
     assert.deepEqual(outside, []);
     assert.deepEqual(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts")), []);
+});
+
+test("the tarball's package.json has no private and no scripts; the repository's is as it was", () => {
+    assert.equal(manifestAfterPack, manifestText);
+    assert.equal(existsSync(join(root, ".cache/pack/package.json")), false);
+    const { private: _private, scripts: _scripts, ...rest } = pkg;
+    assert.deepEqual(packedManifest, rest);
+});
+
+test("docs/library.md pins the versions of this package.json", () => {
+    assert.equal(docPins["@pulumi/pulumi"], pkg.dependencies["@pulumi/pulumi"]);
+    assert.equal(docPins["@pulumi/kubernetes"], pkg.dependencies["@pulumi/kubernetes"]);
+    assert.equal(docPins.typescript, pkg.devDependencies.typescript);
+    assert.equal(docPins["@types/node"], pkg.devDependencies["@types/node"]);
+});
+
+test("docs/library.md's program type-checks with its tsconfig.json and plans with --program as project edge", () => {
+    const lines = edgePlan.split("\n");
+    assert.equal(
+        lines[0],
+        "advisory: edge:sshKey is a placeholder, not an encrypted secret (pulumi preview and up cannot decrypt it); set it: pulumi config set -s dev --secret --path 'edge:sshKey' < ssh-key-file",
+    );
+    assert.ok(lines.includes("edge-local (LvmStorage)"), edgePlan);
+    assert.ok(lines.includes("    edge-local prepare edge1 [/dev/disk/by-id/nvme-eui.0025388b91b2c3d4]"), edgePlan);
 });
 
 test("the exports map resolves the library entry and nothing else", () => {
