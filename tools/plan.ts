@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
+import { replicaRefusals } from "./plan/cephShrink";
 import { checkStackFileConfigSize } from "./plan/configSize";
 import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
@@ -239,11 +240,15 @@ async function main(): Promise<void> {
     if (opts.out) {
         writeOutDir(opts.out, outFiles(run.resources, readBundle), previousOut);
     }
+    // Changes the diff refuses (exit 1, as a mandatory policy): a CephFS storage losing copies by default.
+    let refusals: string[] = [];
     if (opts.json) {
-        const changes = before ? diffPlans(before, run.resources).map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) })) : undefined;
+        const diffed = before ? diffPlans(before, run.resources) : undefined;
+        refusals = diffed ? replicaRefusals(diffed) : [];
+        const changes = diffed?.map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) }));
         const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
         run.resources = [];
-        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, advisories: advisories.length ? advisories : undefined });
+        await writeJsonStreaming(process.stdout, "resources", resources, { violations, changes, refusals: refusals.length ? refusals : undefined, advisories: advisories.length ? advisories : undefined });
     } else {
         for (const w of run.warnings) {
             say(`warning: ${w}`);
@@ -263,6 +268,10 @@ async function main(): Promise<void> {
             if (scripts) {
                 say(`\n${scripts}`);
             }
+            refusals = replicaRefusals(changes);
+            for (const r of refusals) {
+                say(`\nrefused: ${r}`);
+            }
         } else {
             say(`Plan of stack ${target.config.stack} (${path.relative(process.cwd(), target.file)}): ${run.resources.length} resources\n`);
             say(renderTree(run.resources));
@@ -273,7 +282,7 @@ async function main(): Promise<void> {
             say(`\nwrote the plan to ${opts.out} (index.txt lists its files in apply order)`);
         }
     }
-    process.exitCode = hasMandatoryViolations(violations) ? 1 : 0;
+    process.exitCode = hasMandatoryViolations(violations) || refusals.length ? 1 : 0;
 }
 
 main().catch((e) => {

@@ -8,12 +8,13 @@ import { commonLabels } from "../naming";
 import { NodeAddress, SshSettings } from "../node/nodeCommand";
 import { cephAdminPods } from "./admin";
 import { CephCsiDriver } from "./cephCsiDriver";
-import { cephNames, poolReplicas } from "./cluster";
+import { cephNames, initialMonIds, poolReplicas } from "./cluster";
 import { cephConfiguration } from "./configuration";
 import { cephCsiWiring, cephFilesystem } from "./csi";
 import { cephDaemons } from "./daemons";
 import { CephFsIdentity } from "./identity";
 import { cephRollOrder } from "./gates";
+import { cephMonLeaves } from "./monLeave";
 import { cephMons } from "./mons";
 import { cephNodeOsds } from "./osds";
 import { drainKubeTarget } from "../k8s/kubeTarget";
@@ -29,8 +30,13 @@ export interface CephFsStorageArgs {
     identity: CephFsIdentity;
     /** The shared ceph-csi CephFS driver. */
     driver: CephCsiDriver;
-    /** Pool size; default min(3, hosts). */
+    /**
+     * Pool size; default min(3, hosts). Only a size set here may lower an existing pool's copies
+     * (the default falling with the host count is refused on the cluster, ceph-fs.sh).
+     */
     replicas?: number;
+    /** Whether `replicas` is the stack config's own value (default: whether it is given here). */
+    replicasConfigured?: boolean;
     /** Allow wiping devices that carry old signatures. */
     /** Which devices may be wiped when they carry old signatures (see DeviceWipe). */
     wipe?: DeviceWipe;
@@ -42,7 +48,7 @@ export interface CephFsStorageArgs {
     kubeconfig?: string;
     /** kubernetes:kubeconfig is a secret: it only travels in the drain's environment. */
     kubeconfigIsSecret?: boolean;
-    /** Bound of each wait of a drain (safe-to-destroy, daemon stop), seconds; default 600. */
+    /** Bound of each wait of a drain (safe-to-destroy, daemon stop) and of a mon's leave, seconds; default 600. */
     drainTimeoutSeconds?: number;
     /** Bound of each health gate's wait of the roll, seconds; default 600. */
     gateTimeoutSeconds?: number;
@@ -66,6 +72,8 @@ export class CephFsStorage extends pulumi.ComponentResource {
     public readonly prepares: Record<string, k8s.batch.v1.Job> = {};
     public readonly osds: Record<string, k8s.apps.v1.Deployment> = {};
     public readonly drains: Record<string, command.local.Command> = {};
+    /** Per mon that can go (not the initial one), the resource whose delete takes it out of the monmap. */
+    public readonly monLeaves: Record<string, command.local.Command> = {};
     /** The roll's health gates by resource name (gates.ts: cephRollOrder). */
     public readonly gates: Record<string, command.local.Command> = {};
 
@@ -87,6 +95,11 @@ export class CephFsStorage extends pulumi.ComponentResource {
         const startMds = cephDaemons({ pods, type: "mds", keys });
         const admin = cephAdminPods({ pods, keys });
         const gates = new CephGates({ pods, admin, fsid: identity.fsid, kube, timeoutSeconds: args.gateTimeoutSeconds ?? 600 });
+        const leave = cephMonLeaves({ pods, admin, fsid: identity.fsid, kube, timeoutSeconds: args.drainTimeoutSeconds ?? 600 });
+        const initialMons = initialMonIds(identity.mons);
+        // The mons' leaves, in placement order: each OSD drain depends on all of them, so a change
+        // that removes hosts drains their OSDs first, then the mons leave (c, then b).
+        const leaves: pulumi.Resource[] = [];
 
         const reports: Record<string, pulumi.Output<Array<{ declared: string; stable: string }>>> = {};
         // The mons' quorum: the gate after the last mon (set by the roll below before any OSD
@@ -98,7 +111,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
             if (!address) {
                 throw new Error(`CephFsStorage ${name}: node ${node} has no SSH address in nodes`);
             }
-            const part = cephNodeOsds({ pods, node, devices, address, ssh: args.ssh, fsid: identity.fsid, osdKeys, admin, after, prepareAfter: quorum, wipe: args.wipe, kube, drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600 });
+            const part = cephNodeOsds({ pods, node, devices, address, ssh: args.ssh, fsid: identity.fsid, osdKeys, admin, after, prepareAfter: quorum, drainAfter: [...leaves], wipe: args.wipe, kube, drainTimeoutSeconds: args.drainTimeoutSeconds ?? 600 });
             this.diskCommands[node] = part.disks;
             reports[node] = part.report;
             for (const device of devices) {
@@ -126,6 +139,9 @@ export class CephFsStorage extends pulumi.ComponentResource {
             const started =
                 step.daemon === "mon" ? [startMon(step.id, previous)] : step.daemon === "mgr" ? [startMgr(step.id, previous)] : step.daemon === "osd" ? nodeOsds(step.id, previous) : [startMds(step.id, previous)];
             step.workloads.forEach((w, i) => (workloads[w] = started[i]));
+            if (step.daemon === "mon" && !initialMons.includes(step.id)) {
+                leaves.push((this.monLeaves[step.id] = leave(step.id, [started[0], identity.monServices[step.id], ...leaves.slice(-1)])));
+            }
             afterMon = step.daemon === "mon";
             if (step.daemon === "mds") mdss.push(...started);
             previous = started;
@@ -137,7 +153,7 @@ export class CephFsStorage extends pulumi.ComponentResource {
         gates.seal();
 
         // The file system after the last mds and its gate, then the CSI user, then the StorageClass.
-        const filesystem = cephFilesystem({ pods, keys, hosts: hostNames.length, replicas, mdss: [...mdss, ...previous] });
+        const filesystem = cephFilesystem({ pods, keys, hosts: hostNames.length, replicas, replicasConfigured: args.replicasConfigured ?? args.replicas !== undefined, mdss: [...mdss, ...previous] });
         const klass = cephCsiWiring({ pods, identity, driver: args.driver, filesystem, isDefault: args.isDefault ?? false });
 
         this.storageClassName = klass.metadata.name;

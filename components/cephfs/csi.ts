@@ -13,6 +13,8 @@ export interface CephFilesystemArgs {
     keys: k8s.core.v1.Secret;
     hosts: number;
     replicas: number;
+    /** The stack config sets replicas itself: only then may ceph-fs.sh lower a pool's copies. */
+    replicasConfigured: boolean;
     /** The metadata servers (the file system needs one). */
     mdss: pulumi.Resource[];
 }
@@ -39,7 +41,7 @@ export function cephFilesystem(a: CephFilesystemArgs): k8s.batch.v1.Job {
                             initContainers: [
                                 pods.container({
                                     name: "filesystem",
-                                    command: cephScriptCommand("ceph-fs.sh", ["apply", "--fs", fs, "--hosts", String(a.hosts), "--replicas", String(a.replicas)]),
+                                    command: cephScriptCommand("ceph-fs.sh", ["apply", "--fs", fs, "--hosts", String(a.hosts), "--replicas", String(a.replicas), ...(a.replicasConfigured ? ["--replicas-configured"] : [])]),
                                     volumeMounts: [...pods.keyedMounts, pods.scriptsMount],
                                 }),
                             ],

@@ -32,6 +32,11 @@ export interface CephNodeOsdsArgs {
      * step of the OSD roll, so every device of every node prepares at once on a creation.
      */
     prepareAfter: pulumi.Resource[];
+    /**
+     * What the drains depend on besides their OSD: the mons' leave resources, so that on a shrink
+     * the drains (deleted first) run while every mon is still in the quorum.
+     */
+    drainAfter: pulumi.Resource[];
     /** The storage's wipe setting; this node's share of it goes to the disk command. */
     wipe?: DeviceWipe;
     /** Which cluster the delete-time drain's kubectl talks to: the Kubernetes provider's. */
@@ -88,7 +93,7 @@ export function cephNodeOsds(a: CephNodeOsdsArgs): CephNodeOsds {
         const workload = pods.names.osd(node, device);
         prepares[device] = osdPrepareJob(a, device, [disks, label, ...a.prepareAfter]);
         osds[device] = osdWorkload(a, device, workload, [disks, label, prepares[device], ...a.after]);
-        drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet]);
+        drains[device] = osdDrain(a, device, workload, [osds[device], label, disks, a.admin.daemonSet, ...a.drainAfter]);
     }
     return { disks, report: disks.stdout.apply((out) => parseDeviceReport(out ?? "")), prepares, osds, drains };
 }

@@ -2,7 +2,7 @@ import { ScriptBundle, scriptBundle } from "../node/bundle";
 import { readNodeScript, shellQuote } from "../node/script";
 
 /** The Ceph scripts of components/node/ceph, each run after the storage's shared library. */
-export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh" | "ceph-gate.sh";
+export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh" | "ceph-gate.sh" | "ceph-mon-remove.sh";
 
 /** Where a Ceph pod finds the shared library and its script sets (one file each, from immutable ConfigMaps). */
 export const cephScriptDir = "/etc/zcloud/scripts";
@@ -12,14 +12,14 @@ export const scriptSetsAnnotation = "storage.zcloud.io/script-sets";
 
 /**
  * The local scripts of components/node that act through a storage's admin pods where `pulumi up`
- * runs (the health gates, the OSD drains), each shipped after cephfs-kube.sh, their library.
+ * runs (the health gates, the OSD drains, the mons' leave), each shipped after cephfs-kube.sh, their library.
  */
-export type LocalScript = "cephfs-gate.sh" | "cephfs-osd-remove.sh";
+export type LocalScript = "cephfs-gate.sh" | "cephfs-osd-remove.sh" | "cephfs-mon-remove.sh";
 
 /** A script set of a storage's immutable ConfigMaps: in-cluster (Ceph) or local. */
 export type ScriptSetScript = CephScript | LocalScript;
 
-const localScripts: readonly string[] = ["cephfs-gate.sh", "cephfs-osd-remove.sh"] satisfies LocalScript[];
+const localScripts: readonly string[] = ["cephfs-gate.sh", "cephfs-osd-remove.sh", "cephfs-mon-remove.sh"] satisfies LocalScript[];
 
 /**
  * The shared library of a storage's Ceph script sets, once per storage in its own immutable

@@ -33,6 +33,7 @@ export const cephFsStorageType = defineStorageType({
                 identity: identities[i],
                 driver,
                 replicas: s.replicas,
+                replicasConfigured: s.replicasConfigured,
                 wipe: s.wipe,
                 isDefault: s.default,
                 imageRegistry: ctx.imageRegistry,

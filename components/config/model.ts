@@ -74,6 +74,11 @@ export interface CephFsConfig extends StorageBase {
     hosts: HostDevices;
     /** By hosts, never by disks: default min(3, number of hosts). */
     replicas: number;
+    /**
+     * The config sets replicas itself. Only then may a change lower an existing pool's copies:
+     * the default falls when hosts are removed, and that is refused (docs/cephfs.md "Shrinking").
+     */
+    replicasConfigured: boolean;
     wipe: DeviceWipe;
     /**
      * "aes256": the storage's keys are new AES-256 ones (a stack made before Ceph 20 has AES-128

@@ -248,6 +248,7 @@ function toModel(c: StackParsed): StackModel {
     const cephfs: CephFsConfig[] = c.cephfs.map((s) => ({
         ...hosts(s),
         replicas: s.replicas ?? Math.min(3, Object.keys(s.hosts).length),
+        replicasConfigured: s.replicas !== undefined,
     }));
     const iscsi: IscsiConfig[] = c.iscsi.map(({ chap, ...s }) => ({
         ...s,

@@ -102,6 +102,59 @@ rm_pod=$(ck_kubectl get pods --selector "$rm_admin" --field-selector "spec.nodeN
     --output 'jsonpath={.items[0].metadata.name}') || rm_die "cannot list the admin pods"
 [ -n "$rm_pod" ] || rm_die "no running admin pod of the storage on $rm_node; cannot drain (is the node up and labelled?)"
 
+# rm_lock_dir: this user's private directory for the drains' locks where pulumi up runs
+# (created 0700; refused when it is a link, another user's, or writable by others).
+rm_lock_dir() {
+    rm_ld=${TMPDIR:-/tmp}/zcloud-storage-drains-$(id -u)
+    mkdir -m 700 "$rm_ld" 2>/dev/null || true
+    rm_ld_ls=$(ls -ldn "$rm_ld" 2>/dev/null) || rm_die "cannot create $rm_ld for the drains' lock; nothing was drained or deleted"
+    # shellcheck disable=SC2086 # ls's fields
+    set -- $rm_ld_ls
+    case $1 in drwx------*) ;; *) rm_die "$rm_ld is not a private directory (mode $1): remove it, or set TMPDIR to a directory of your own; nothing was drained or deleted" ;; esac
+    [ "$3" = "$(id -u)" ] || rm_die "$rm_ld belongs to uid $3, not to this user: remove it, or set TMPDIR to a directory of your own; nothing was drained or deleted"
+    printf '%s\n' "$rm_ld"
+}
+
+# rm_lock_wait SECONDS: one OSD drain of the storage at a time, across hosts and within one.
+# Pulumi starts the deletes of one change together; each drain checks that the pools keep room
+# for their copies without its OSD before marking it out, which holds only while no other drain
+# of the same cluster is taking OSDs away. The lock is a symbolic link named by the cluster whose
+# target is its holder ("<pid> <node> <device>": made in one step, so never half written); a lock
+# whose holder process is gone (a killed run) is taken over. Waits, bounded, then refuses (exit 3).
+rm_lock_wait() {
+    rm_lock=$(rm_lock_dir)/cephfs-drain-$rm_fsid
+    rm_lw_deadline=$(($(date +%s) + $1))
+    rm_lw_said=''
+    while ! ln -s "$$ $rm_node $rm_dev" "$rm_lock" 2>/dev/null; do
+        rm_lw_holder=$(readlink "$rm_lock" 2>/dev/null) || continue
+        if ! kill -0 "${rm_lw_holder%% *}" 2>/dev/null; then
+            rm_lock_take_over "$rm_lw_holder"
+            continue
+        fi
+        [ "$(date +%s)" -lt "$rm_lw_deadline" ] ||
+            rm_die "the drain of ${rm_lw_holder#* } (the same storage) still runs after ${1}s; drains run one at a time; nothing was drained or deleted - run pulumi up again" 3
+        [ -n "$rm_lw_said" ] || rm_log "waiting up to ${1}s for the drain of ${rm_lw_holder#* }: drains of one storage run one at a time"
+        rm_lw_said=1
+        sleep 2
+    done
+    # shellcheck disable=SC2064 # expand now: fixed paths
+    trap "rm -f -- '$rm_lock'${ck_kfile:+; rm -f -- '$ck_kfile'}" EXIT
+}
+
+# rm_lock_take_over HOLDER: removes a lock whose holder process is gone (renamed away first, so
+# of several drains seeing it at once only one removes it; one that moved a newer lock puts it back).
+rm_lock_take_over() {
+    mv -- "$rm_lock" "$rm_lock.$$" 2>/dev/null || return 0
+    rm_lt_moved=$(readlink "$rm_lock.$$" 2>/dev/null) || rm_lt_moved=''
+    if [ "$rm_lt_moved" = "$1" ]; then
+        rm_log "took over the lock of a drain that is gone (${1#* })"
+        rm -f -- "$rm_lock.$$"
+    else
+        ln -s "$rm_lt_moved" "$rm_lock" 2>/dev/null || true
+        rm -f -- "$rm_lock.$$"
+    fi
+}
+
 # rm_declared: prints the node's devices annotation (the paths now declared, comma-separated),
 # or refuses: without it a renamed disk cannot be told from a removed one.
 rm_declared() {
@@ -152,6 +205,7 @@ case $rm_found in
         ;;
     '' | *[!0-9]*) rm_die "unexpected OSD id '$rm_found' for $rm_dev; nothing was drained or deleted" ;;
 esac
+rm_lock_wait "$((3 * rm_timeout))"
 rm_log "holds osd.$rm_id; draining before its workload is deleted"
 
 rm_rc=0

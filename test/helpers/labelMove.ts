@@ -6,12 +6,15 @@
  * - script-only updates: a node command whose every changed phase runs another script set with the
  *   same arguments (a node script or the stub changed), and its script copy's new bundle. Each
  *   re-runs its idempotent apply in place; test/plan/node-scripts-upgrade.test.ts and
- *   bundle-upgrade.test.ts assert them.
+ *   bundle-upgrade.test.ts assert them;
+ * - the mons' leave resources (a CephFS storage's `<s>-mon-<b|c>-leave`, nothing on create) and
+ *   their two script sets' ConfigMaps, created once; test/plan/ceph-shrink.test.ts asserts them.
  */
 import assert from "node:assert/strict";
 import { nodeCommandArgs } from "../../tools/plan/describe";
 import { Change, diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
+import { cephScriptSetName } from "../../components/cephfs/scripts";
 
 export const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 export const LABEL_COMMAND = "command:local:Command";
@@ -45,7 +48,38 @@ export function isScriptOnlyUpdate(c: Change): boolean {
     return false;
 }
 
-/** diffPlans of an older program's plan and today's, without the node labels' move (asserted) and script-only updates. */
+/** The creates that add the mons' leave resources and their script sets' ConfigMaps. */
+export function isMonLeaveAddition(c: Change): boolean {
+    const leave = c.resource.type === LABEL_COMMAND && /-mon-[bc]-leave$/.test(c.resource.name);
+    const set = c.resource.type === "kubernetes:core/v1:ConfigMap" && /^ceph-.+-scripts-(cephfs-)?mon-remove-[0-9a-f]{12}$/.test(c.resource.name);
+    if (leave || set) {
+        assert.equal(c.kind, "create", `${c.resource.name}: created`);
+    }
+    return leave || set;
+}
+
+/** diffPlans of an older program's plan and today's, without the node labels' move (asserted), script-only updates and the mons' leave additions. */
 export function upgradeDiff(before: PlannedResource[], after: PlannedResource[]): Change[] {
-    return withoutLabelMove(diffPlans(before, after)).filter((c) => !isScriptOnlyUpdate(c));
+    return withoutLabelMove(diffPlans(before, after)).filter((c) => !isScriptOnlyUpdate(c) && !isMonLeaveAddition(c));
+}
+
+/**
+ * What the shrink change (ceph-fs.sh's fewer-copies refusal, cephfs-osd-remove.sh's drain lock)
+ * brings to a CephFS storage made since its script sets had ConfigMaps, as `<kind> <type> <name>
+ * [fields]` lines: both sets' ConfigMaps moved (the new created, the old deleted), the filesystem
+ * Job replaced (its template names the new fs set; it re-runs ceph-fs.sh apply, idempotent), and
+ * every drain's delete updated in place (nothing runs). test/plan/ceph-shrink.test.ts asserts them
+ * against the program before it.
+ */
+export function shrinkScriptMoves(was: PlannedResource[], storage = "shared-fs"): string[] {
+    const configMap = "kubernetes:core/v1:ConfigMap";
+    const lines: string[] = [];
+    for (const script of ["ceph-fs.sh", "cephfs-osd-remove.sh"] as const) {
+        const now = cephScriptSetName(storage, script);
+        const prefix = now.replace(/[0-9a-f]{12}$/, "");
+        lines.push(`create ${configMap} ${now}`, ...was.filter((r) => r.type === configMap && r.name.startsWith(prefix) && r.name !== now).map((r) => `delete ${configMap} ${r.name}`));
+    }
+    lines.push(`replace kubernetes:batch/v1:Job ${storage}-filesystem spec.template.metadata,spec.template.spec`);
+    lines.push(...was.filter((r) => r.type === LABEL_COMMAND && r.name.startsWith(`${storage}-`) && r.name.endsWith("-drain")).map((r) => `update ${LABEL_COMMAND} ${r.name} delete`));
+    return lines;
 }

@@ -47,11 +47,13 @@ describe("CephFS script sets", () => {
         assert.deepEqual(sets.map((r) => r.name).sort(), [
             cephLibraryName("shared-fs"),
             setName("cephfs-gate", "cephfs-gate.sh"),
+            setName("cephfs-mon-remove", "cephfs-mon-remove.sh"),
             setName("cephfs-osd-remove", "cephfs-osd-remove.sh"),
             setName("fs", "ceph-fs.sh"),
             setName("gate", "ceph-gate.sh"),
             setName("keyring", "ceph-keyring.sh"),
             setName("mon-init", "ceph-mon-init.sh"),
+            setName("mon-remove", "ceph-mon-remove.sh"),
             setName("osd", "ceph-osd.sh"),
             setName("osd-drain", "ceph-osd-drain.sh"),
         ].sort());
@@ -140,7 +142,9 @@ describe("an existing stack made by the program with inline scripts", () => {
         const gates = resourcesOfType(run, LOCAL).filter((r) => r.name.startsWith("shared-fs-gate-")).map((r) => r.name);
         const prepares = ["node3-osd-wwn-0x3", "node4-osd-wwn-0x4", "node5-osd-wwn-0x5", "node5-osd-wwn-0x6"].map((d) => `shared-fs-${d}-prepare`);
         assert.equal(gates.length, 1 + 3 + 2 + 2 + 2 * 3 + 2 * 2);
-        assert.deepEqual(by("create"), [...resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-")).map((r) => r.name), ...diskCopies, ...gates, ...prepares].sort());
+        // (The mons' leave resources and their sets are left to test/plan/ceph-shrink.test.ts, as upgradeDiff does.)
+        const sets = resourcesOfType(run, CONFIG_MAP).filter((r) => r.name.includes("-scripts-") && !/-mon-remove-/.test(r.name));
+        assert.deepEqual(by("create"), [...sets.map((r) => r.name), ...diskCopies, ...gates, ...prepares].sort());
         assert.deepEqual(by("delete"), []);
         assert.deepEqual(by("replace"), ["shared-fs-filesystem"], "a Job's template is immutable: replaced (delete first) as a script change does today");
         const daemons = ["mon-a", "mon-b", "mon-c", "mgr-a", "mgr-b", "mds-a", "mds-b", "osd-node3-wwn-0x3", "osd-node4-wwn-0x4", "osd-node5-wwn-0x5", "osd-node5-wwn-0x6"].map((d) => `ceph-shared-fs-${d}`);

@@ -38,7 +38,8 @@ test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an ini
     });
     const next = stackFile("next", {
         lvm: [{ name: "fast", hosts: { n1: [id(1)] } }],
-        cephfs: [{ name: "shared", hosts: { n3: [id(4)], n4: [id(5)] } }],
+        // three hosts to two: the default's fewer copies are refused unless replicas says so (test/plan/ceph-shrink.test.ts)
+        cephfs: [{ name: "shared", hosts: { n3: [id(4)], n4: [id(5)] }, replicas: 2 }],
         iscsi: san(1, ["n1"]),
     });
     const r = await plan(next, "--diff", current);
@@ -48,6 +49,10 @@ test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an ini
         `DESTRUCTIVE: n2 leaves fast, released: VG zcloud-fast removed, PVs ${id(3)} removed and wiped; the data on them is gone (refused while the VG holds logical volumes: delete the node's volumes first)`,
         `DESTRUCTIVE: n5 leaves shared, released: the OSDs on ${id(7)} are drained, purged and their devices zapped first (their drains), then the node is released (refused while a device still carries an OSD); the data on them is gone once Ceph holds it on other OSDs`,
         `note: n2 leaves san: logs out of ${lun(0)} (refused while a volume is active on n2); the LUN and its data stay on the target`,
+        // three hosts to two: mons b and c leave (test/plan/ceph-shrink.test.ts)
+        ...["b", "c"].map(
+            (m) => `note: mon.${m} leaves the monmap (ceph mon remove) before its workload and Service are deleted, after this change's OSD drains, and only while the mons that stay hold a quorum without it (else refused, nothing removed)`,
+        ),
         ...[`n4 ${id(6)}`, `n5 ${id(7)}`].map(
             (osd) => `DESTRUCTIVE: drains the OSD on ${osd}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
         ),

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -133,6 +134,97 @@ describe("cephfs-osd-remove.sh: the drain's script set", () => {
         assert.equal(r.code, 1);
         assert.equal(r.stderr, "zcloud: n1 /dev/sdb: refused: ConfigMap ceph-fs-scripts-osd-drain-0123456789ab holds no ceph-osd-drain.sh; nothing was drained or deleted\n");
         assert.equal(k.calls().length, 2);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+});
+
+/**
+ * The drains of one storage, one at a time (docs/cephfs.md "Shrinking a storage"): two drains run
+ * at once against a stand-in kubectl that serves the two script sets (named by their hashes),
+ * one admin pod, the node's annotation, the OSD id from the label, and runs each Ceph step as a
+ * recorded sleep. The lock lives in this user's private directory under $TMPDIR.
+ */
+describe("cephfs-osd-remove.sh: one drain of a storage at a time", () => {
+    const id12 = (text: string) => createHash("sha256").update(`${text}\n`).digest("hex").slice(0, 12);
+    const library = "zc_lib() { :; }";
+    const set = "# ceph-osd-drain.sh stand-in";
+    const libraryCm = `ceph-fs-scripts-library-${id12(library)}`;
+    const setCm = `ceph-fs-scripts-osd-drain-${id12(set)}`;
+    const args = (node: string, dev: string) => [
+        ...base.map((a) => (a === "n1" ? node : a === "/dev/sdb" ? dev : a.startsWith("ceph-fs-scripts-osd-drain-") ? setCm : a.startsWith("ceph-fs-scripts-library-") ? libraryCm : a)),
+        "--context",
+        "prod-admin",
+    ];
+
+    function cluster(): { dir: string; tmp: string; log: () => string[] } {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zcloud-drains-"));
+        const tmp = path.join(dir, "tmp");
+        fs.mkdirSync(tmp);
+        fs.writeFileSync(
+            path.join(dir, "kubectl"),
+            `#!/bin/sh
+all="$*"
+case $all in
+*"get configmap ${libraryCm} "*) printf '%s' '${library}' ;;
+*"get configmap ${setCm} "*) printf '%s' '${set}' ;;
+*"get pods "*) printf 'admin-0' ;;
+*"get node "*) printf '/dev/sdb,/dev/sdc' ;;
+*" cephfs-osd-id "*) echo 7 ;;
+*" ceph-osd-drain check "*) ;;
+*" ceph-osd-drain drain "*) echo "drain $PPID" >>"${dir}/log"; sleep 1; echo "drained $PPID" >>"${dir}/log" ;;
+*" ceph-osd-drain purge "*) echo "purge $PPID" >>"${dir}/log" ;;
+*" ceph-osd-drain zap "*) sleep 0.5; echo "zap $PPID" >>"${dir}/log" ;;
+*"get deployment "*) ;;
+*"wait --for=delete "*) ;;
+*) echo "unexpected call: $all" >&2; exit 1 ;;
+esac
+`,
+            { mode: 0o755 },
+        );
+        return { dir, tmp, log: () => fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n") };
+    }
+    const env = (k: { dir: string; tmp: string }) => ({ PATH: `${k.dir}:/usr/bin:/bin`, TMPDIR: k.tmp });
+    const lockDir = (k: { tmp: string }) => path.join(k.tmp, `zcloud-storage-drains-${process.getuid!()}`);
+
+    test("two drains started together: the second waits for the first (naming it), then drains; their steps never interleave; the lock is gone after", async () => {
+        const k = cluster();
+        const [one, two] = await Promise.all([remove(args("n1", "/dev/sdb"), env(k)), remove(args("n2", "/dev/sdc"), env(k))]);
+        for (const r of [one, two]) assert.equal(r.code, 0, r.stderr);
+        const waited = [one, two].filter((r) => /waiting up to 1800s for the drain of n[12] \/dev\/sd[bc]: drains of one storage run one at a time/.test(r.stdout));
+        assert.equal(waited.length, 1, `${one.stdout}${two.stdout}`);
+        // each drain's steps, in order, before the other's start: drain, drained, purge, zap twice, never mixed
+        const steps = k.log().map((l) => l.split(" ")[0]);
+        assert.deepEqual(steps, ["drain", "drained", "purge", "zap", "drain", "drained", "purge", "zap"]);
+        const pids = k.log().map((l) => l.split(" ")[1]);
+        assert.equal(new Set(pids.slice(0, 4)).size, 1);
+        assert.equal(new Set(pids.slice(4)).size, 1);
+        assert.deepEqual(fs.readdirSync(lockDir(k)), [], "no lock left");
+        assert.equal(fs.statSync(lockDir(k)).mode & 0o777, 0o700);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a lock whose holder process is gone (a killed pulumi up) is taken over", async () => {
+        const k = cluster();
+        fs.mkdirSync(lockDir(k), { mode: 0o700 });
+        fs.symlinkSync("2147483646 n9 /dev/sdz", path.join(lockDir(k), `cephfs-drain-${fsid}`));
+        const r = await remove(args("n1", "/dev/sdb"), env(k));
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /^zcloud: n1 \/dev\/sdb: took over the lock of a drain that is gone \(n9 \/dev\/sdz\)$/m);
+        assert.deepEqual(k.log().map((l) => l.split(" ")[0]), ["drain", "drained", "purge", "zap"]);
+        fs.rmSync(k.dir, { recursive: true, force: true });
+    });
+
+    test("a lock directory others may write in is refused before anything is drained", async () => {
+        const k = cluster();
+        fs.mkdirSync(lockDir(k));
+        fs.chmodSync(lockDir(k), 0o777);
+        const r = await remove(args("n1", "/dev/sdb"), env(k));
+        assert.equal(r.code, 1);
+        assert.equal(
+            r.stderr.trim().split("\n").at(-1),
+            `zcloud: n1 /dev/sdb: refused: ${lockDir(k)} is not a private directory (mode drwxrwxrwx): remove it, or set TMPDIR to a directory of your own; nothing was drained or deleted`,
+        );
+        assert.equal(fs.existsSync(path.join(k.dir, "log")), false, "nothing drained");
         fs.rmSync(k.dir, { recursive: true, force: true });
     });
 });

@@ -17,7 +17,7 @@ const model: StackModel = {
     ssh: { user: "root", port: 22, privateKey: "offline", agent: false, hostKeys: {} },
     nodes: { node1: { address: "10.0.0.11" }, node2: { address: "10.0.0.12" }, node3: { address: "10.0.0.13" } },
     lvm: [{ name: "fast", default: true, wipe: false, thin: { overprovisionRatio: 4, poolPercent: 90, snapshots: false }, hosts: { node1: ["/dev/disk/by-id/wwn-0x1"], node2: ["/dev/sdb", "/dev/sdc"] } }],
-    cephfs: [{ name: "shared", default: false, wipe: false, replicas: 1, hosts: { node3: ["/dev/sdb"] } }],
+    cephfs: [{ name: "shared", default: false, wipe: false, replicas: 1, replicasConfigured: true, hosts: { node3: ["/dev/sdb"] } }],
     iscsi: [],
     nfs: [{ name: "nfs", default: false, server: "10.0.0.60", path: "/k8s", onDelete: "delete", mountOptions: [] }],
 };

@@ -9,7 +9,7 @@ import type { PlannedResource } from "./model";
  * components/node), so a reviewer sees in the PR which disks a merge licenses a node to erase.
  */
 export function diskNotes(c: Change): string[] {
-    return [...diskWipeNotes(c), ...wipeLicenceNotes(c), ...deviceLeaveNotes(c), ...nodeLeaveNotes(c), ...osdDrainNotes(c), ...iscsiNotes(c), ...storageRemovalNotes(c)];
+    return [...diskWipeNotes(c), ...wipeLicenceNotes(c), ...deviceLeaveNotes(c), ...nodeLeaveNotes(c), ...osdDrainNotes(c), ...monLeaveNotes(c), ...iscsiNotes(c), ...storageRemovalNotes(c)];
 }
 
 /**
@@ -171,6 +171,18 @@ function osdDrainNotes(c: Change): string[] {
         destructive(
             `drains the OSD on ${node} ${device}: marks it out and waits (bounded) until Ceph can lose it safely, stops its daemon, purges it and zaps the device; a refusal or timeout stops pulumi up with nothing zapped`,
         ),
+    ];
+}
+
+/** The delete step of a mon's leave (cephfs-mon-remove.sh), in plain words. */
+function monLeaveNotes(c: Change): string[] {
+    if (c.resource.type !== "command:local:Command" || c.kind !== "delete" || !/-mon-[a-z]+-leave$/.test(c.resource.name)) {
+        return [];
+    }
+    const words = nodeCommandArgs((c.resource.inputs as { delete?: unknown }).delete).split(" ");
+    const mon = valueOf(words, "--mon");
+    return [
+        `mon.${mon} leaves the monmap (ceph mon remove) before its workload and Service are deleted, after this change's OSD drains, and only while the mons that stay hold a quorum without it (else refused, nothing removed)`,
     ];
 }
 

@@ -1,0 +1,54 @@
+import { poolMinSize } from "../../components/cephfs/cluster";
+import { cephScriptCall } from "../../components/cephfs/scripts";
+import type { Change } from "./diff";
+import type { PlannedResource } from "./model";
+
+/** What a CephFS storage's filesystem Job asks of ceph-fs.sh: its storage, pool size, and whether the config set it. */
+export interface FsReplicas {
+    fs: string;
+    replicas: number;
+    configured: boolean;
+}
+
+type Container = { name?: string; command?: string[] };
+type JobInputs = { spec?: { template?: { spec?: { initContainers?: Container[] } } } };
+
+/** The filesystem Job's `ceph-fs.sh apply` arguments read back, or undefined for any other resource. */
+export function fsReplicas(r: PlannedResource): FsReplicas | undefined {
+    if (r.type !== "kubernetes:batch/v1:Job") {
+        return undefined;
+    }
+    const init = (r.inputs as JobInputs).spec?.template?.spec?.initContainers ?? [];
+    for (const c of init) {
+        const call = c.command && cephScriptCall(c.command);
+        if (!call || !call.path.endsWith("/ceph-fs.sh") || call.args[0] !== "apply") {
+            continue;
+        }
+        const value = (flag: string) => call.args[call.args.indexOf(flag) + 1];
+        const replicas = Number(value("--replicas"));
+        if (call.args.includes("--replicas") && Number.isInteger(replicas)) {
+            return { fs: value("--fs"), replicas, configured: call.args.includes("--replicas-configured") };
+        }
+    }
+    return undefined;
+}
+
+/**
+ * Changes that would lower a CephFS storage's copies (pool size, and with it min_size) without
+ * the stack config saying so: `replicas` left to its default, min(3, hosts), which falls when
+ * hosts are removed. `pulumi up` refuses them on the cluster (ceph-fs.sh, after the daemons'
+ * roll); the offline diff refuses them before anything runs. One message per storage.
+ */
+export function replicaRefusals(changes: Change[]): string[] {
+    return changes.flatMap((c) => {
+        const before = c.before && fsReplicas(c.before);
+        const after = fsReplicas(c.resource);
+        if (c.kind === "delete" || !before || !after || after.configured || after.replicas >= before.replicas) {
+            return [];
+        }
+        const copies = (n: number) => `${n} cop${n === 1 ? "y" : "ies"} (min_size ${poolMinSize(n)})`;
+        return [
+            `cephfs ${after.fs}: its pools would keep ${copies(after.replicas)} instead of ${copies(before.replicas)}: replicas is not set, and its default, min(3, hosts), falls with the hosts removed. Set replicas: ${after.replicas} on this storage in the stack config to lower it on purpose, or keep the hosts; pulumi up refuses this change too (ceph-fs.sh, before any pool changes).`,
+        ];
+    });
+}
