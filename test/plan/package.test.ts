@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -83,10 +83,16 @@ function run(command: string, args: string[], cwd: string): string {
 
 before(() => {
     scratch = mkdtempSync(join(tmpdir(), "zcloud-package-"));
-    const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], root));
+    // npm pack in a copy of what the pack reads (its prepack rewrites package.json for a moment and
+    // rebuilds dist/): the tests running beside this one read the repository's as it is.
+    const source = join(scratch, "source");
+    const tracked = run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "package.json", "package-lock.json", "README.md", "tsconfig.json", "tsconfig.lib.json", "components", "policy", "tools/build-lib.sh", "tools/pack-manifest.cjs"], root).trim().split("\n");
+    for (const f of tracked) cpSync(join(root, f), join(source, f));
+    symlinkSync(join(root, "node_modules"), join(source, "node_modules"));
+    const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], source));
     tarball = join(scratch, packed[0].filename);
     files = packed[0].files.map((f: { path: string }) => f.path).sort();
-    manifestAfterPack = readFileSync(join(root, "package.json"), "utf8");
+    manifestAfterPack = readFileSync(join(source, "package.json"), "utf8");
     packedManifest = JSON.parse(run("tar", ["-xzf", tarball, "-O", "package/package.json"], scratch));
 
     const app = join(scratch, "app");
