@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PackConfig, evaluatePolicies, formatViolations, hasMandatoryViolations } from "../policy/policies";
 import { diffPlans } from "./plan/diff";
-import { replicaRefusals } from "./plan/cephShrink";
+import { monLeaveRefusals, replicaRefusals } from "./plan/cephShrink";
 import { checkStackFileConfigSize } from "./plan/configSize";
 import { loopbackAdvisories } from "./plan/loopback";
 import { checkOutContents, outFiles, readBundle, writeOutDir } from "./plan/outDir";
@@ -244,7 +244,7 @@ async function main(): Promise<void> {
     let refusals: string[] = [];
     if (opts.json) {
         const diffed = before ? diffPlans(before, run.resources) : undefined;
-        refusals = diffed ? replicaRefusals(diffed) : [];
+        refusals = diffed ? [...replicaRefusals(diffed), ...monLeaveRefusals(diffed)] : [];
         const changes = diffed?.map((c) => ({ kind: c.kind, urn: c.resource.urn, fields: c.fields, replaceBecause: c.replaceBecause, ...(c.connection ? { connection: c.connection } : {}) }));
         const resources = run.resources.map(({ urn, type, name, parent, dependencies, inputs }) => ({ urn, type, name, parent, dependencies, inputs }));
         run.resources = [];
@@ -268,7 +268,7 @@ async function main(): Promise<void> {
             if (scripts) {
                 say(`\n${scripts}`);
             }
-            refusals = replicaRefusals(changes);
+            refusals = [...replicaRefusals(changes), ...monLeaveRefusals(changes)];
             for (const r of refusals) {
                 say(`\nrefused: ${r}`);
             }

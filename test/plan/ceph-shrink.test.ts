@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { before, describe, test } from "node:test";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
-import { replicaRefusals } from "../../tools/plan/cephShrink";
+import { monLeaveRefusals, replicaRefusals } from "../../tools/plan/cephShrink";
 import { CONFIG_MAP, DAEMON_SET, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { plan as planCli } from "../helpers/planCli";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
@@ -166,6 +166,16 @@ describe("CephFS shrink: mons leave the monmap, drains run first, fewer copies o
         const job = (r: PlanRun) => resourceNamed(r, "shared-fs-filesystem", "kubernetes:batch/v1:Job").inputs as any;
         assert.deepEqual(job(now).spec.template.spec.initContainers[0].command.slice(6), ["apply", "--fs", "shared-fs", "--hosts", "3", "--replicas", "3"]);
         assert.deepEqual(job(was).spec.template.spec.initContainers[0].command.slice(6), ["apply", "--fs", "shared-fs", "--hosts", "3", "--replicas", "3"]);
+    });
+
+    test("a shrink straight from a stack made before the leave resources (a saved plan of that version): the diff refuses deleting mons b and c without their leave; after one up with this version it plans", async () => {
+        const shrunk = await planValues({ ...cephfs({ node3: [dev(3)], node4: [dev(4)] }, { replicas: 2 }), "kubernetes:context": "prod-admin" });
+        assert.equal(shrunk.error, undefined, shrunk.error?.message);
+        const message = (id: string) =>
+            `cephfs shared-fs: mon.${id}'s workload would be deleted while the monmap still lists it (the stack has no leave resource for it: made by a version before mons left the monmap), so the mons left could lose their quorum. Run pulumi up once with this version and the current hosts (it creates the leave resources and changes nothing else), then remove the hosts.`;
+        assert.deepEqual(monLeaveRefusals(diffPlans(existing.before().resources, shrunk.resources)), [message("b"), message("c")]);
+        assert.deepEqual(monLeaveRefusals(diffPlans(existing.now().resources, shrunk.resources)), []);
+        assert.deepEqual(monLeaveRefusals(diffPlans(four.resources, twoExplicit.resources)), []);
     });
 });
 

@@ -52,3 +52,22 @@ export function replicaRefusals(changes: Change[]): string[] {
         ];
     });
 }
+
+/**
+ * Mon workloads deleted without their leave (a stack made before mons had leave resources, or
+ * one whose leave is gone from state): the monmap would keep listing the mon while its daemon is
+ * gone, and the mons left could lose their quorum. Only a base planned by an older version (a
+ * saved plan) shows this; `pulumi up` would do the same, so the diff refuses it.
+ */
+export function monLeaveRefusals(changes: Change[]): string[] {
+    const leaving = new Set(changes.filter((c) => c.kind === "delete" && c.resource.type === "command:local:Command" && /-mon-[a-z]+-leave$/.test(c.resource.name)).map((c) => c.resource.name));
+    return changes.flatMap((c) => {
+        const m = /^ceph-(.+)-mon-([a-z]+)$/.exec(c.resource.name);
+        if (c.kind !== "delete" || c.resource.type !== "kubernetes:apps/v1:Deployment" || !m || m[2] === "a" || leaving.has(`${m[1]}-mon-${m[2]}-leave`)) {
+            return [];
+        }
+        return [
+            `cephfs ${m[1]}: mon.${m[2]}'s workload would be deleted while the monmap still lists it (the stack has no leave resource for it: made by a version before mons left the monmap), so the mons left could lose their quorum. Run pulumi up once with this version and the current hosts (it creates the leave resources and changes nothing else), then remove the hosts.`,
+        ];
+    });
+}
