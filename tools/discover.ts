@@ -10,7 +10,7 @@ import { ScaffoldNode, proposedName, scaffoldText, writeNewFile, writeTargetProb
 import * as fs from "node:fs";
 import * as yaml from "js-yaml";
 
-const usage = `usage: npm run discover -- <stack|file> [--node NAME]... [--identity FILE] [--json] [--write-stack FILE]
+const usage = `usage: npm run discover -- <stack|file> [--node NAME]... [--min-size SIZE] [--identity FILE] [--accept-unpinned] [--concurrency N] [--timeout SECONDS] [--json] [--write-stack FILE] | --version | --help
 
 Read-only inventory of every block device on the stack's nodes (or the --node ones), with the
 verdict of the disk scripts' own guards, and a hosts: proposal of the clean ones.

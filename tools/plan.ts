@@ -21,8 +21,9 @@ import { parseSavedPlan, readSavedPlanText, savedAsBase } from "./plan/savedPlan
 import { renderScriptSetChanges } from "./plan/scriptSets";
 import { printableLines } from "../components/config/printable";
 import { flagsNpmTook, npmTookMessage } from "./npmArgs";
+import { versionText } from "./version";
 
-const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file [--project name]] [--over-config-limit]
+const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file> | --diff-ref <git rev> | --diff-plan old.json] [--out dir [--force]] [--policy-pack-config file] [--program file [--project name]] [--over-config-limit] | --version | --help
 
   <stack|file>   a stack name (stacks/Pulumi.<stack>.yaml; lower-case letters, digits, "-")
                  or the path of an existing stack file (it has a "/" or ends in .yaml)
@@ -44,6 +45,8 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
                               reads NAME:... keys; a stack file key without a namespace is NAME's)
   --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
                               pulumi preview/up cannot start it) anyway: to measure, or before a split
+  --version      print this version, every image it deploys and the Pulumi packages and plugins
+                 it pins (what an air-gapped site mirrors), and exit 0
 
 A stack of more than ${defaultNodesPerPiece} LVM nodes (${defaultNodesPerPieceWithBase} with --diff) is planned in even pieces of at most
 that many nodes, each in its own process, two at a time (the output is the same;
@@ -87,6 +90,7 @@ function parseArgs(argv: string[]): Options {
         else if (a === "--program") opts.program = value();
         else if (a === "--project") opts.project = value();
         else if (a === "--help" || a === "-h") throw new HelpRequested();
+        else if (a === "--version") throw new VersionRequested();
         else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
         else if (opts.target === undefined) opts.target = a;
         else throw new UsageError(`unexpected argument ${a}`);
@@ -118,6 +122,8 @@ const sayErr = (text: unknown) => console.error(printableLines(String(text)));
 class UsageError extends Error {}
 /** `--help`: the usage on stdout, exit 0. */
 class HelpRequested extends Error {}
+/** `--version`: the version and what it pins on stdout, exit 0. */
+class VersionRequested extends Error {}
 
 /**
  * The pack's parameters come from its own config file only, as with `pulumi preview
@@ -288,6 +294,10 @@ async function main(): Promise<void> {
 main().catch((e) => {
     if (e instanceof HelpRequested) {
         console.log(usage);
+        process.exit(0);
+    }
+    if (e instanceof VersionRequested) {
+        console.log(versionText());
         process.exit(0);
     }
     if (e instanceof CliInputError) {

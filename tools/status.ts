@@ -11,7 +11,7 @@ import { parseIscsiFacts } from "./status/iscsi";
 import { jsonText } from "../components/config/printable";
 import { renderStatus } from "./status/render";
 
-const usage = `usage: npm run status -- <stack|file> [--identity FILE] [--json] [--watch SECONDS]
+const usage = `usage: npm run status -- <stack|file> [--identity FILE] [--accept-unpinned] [--concurrency N] [--timeout SECONDS] [--json] [--watch SECONDS] | --version | --help
 
 Capacity, health and drift of every storage of the stack, from the cluster (kubectl with the
 stack's kubernetes:context, else KUBECONFIG's current context) and read-only SSH to its nodes.

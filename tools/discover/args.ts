@@ -2,6 +2,7 @@
 import { flagsNpmTook, npmTookMessage } from "../npmArgs";
 import { Day2ConfigError } from "./stack";
 import { SshOptions } from "./ssh";
+import { versionText } from "../version";
 
 export class UsageError extends Error {}
 
@@ -18,6 +19,8 @@ export type FlagHandlers = Record<string, { value: boolean; set: (value: string)
 /** Parses argv into the common options; `own` adds a tool's flags. */
 /** `--help`: the usage on stdout, exit 0 (what a tool's help does). */
 export class HelpRequested extends Error {}
+/** `--version`: the version and what it pins on stdout, exit 0 (tools/version.ts). */
+export class VersionRequested extends Error {}
 
 export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOptions {
     const opts: CommonOptions = { target: "", json: false, concurrency: 16, ssh: { acceptUnpinned: false, connectTimeout: 10, commandTimeout: 120 } };
@@ -38,6 +41,9 @@ export function parseCommonArgs(argv: string[], own: FlagHandlers): CommonOption
         const arg = args.shift()!;
         if (arg === "--help" || arg === "-h") {
             throw new HelpRequested();
+        }
+        if (arg === "--version") {
+            throw new VersionRequested();
         }
         const flag = flags[arg];
         if (flag) {
@@ -73,7 +79,9 @@ export const commonUsage = `  --identity FILE    SSH private key (default: the k
                      trusting the key they show (printed, to pin it)
   --concurrency N    nodes contacted at once (default 16)
   --timeout SECONDS  per node command (default 120)
-  --json             one JSON object on stdout`;
+  --json             one JSON object on stdout
+  --version          print this version, every image it deploys and the Pulumi packages and
+                     plugins it pins (what an air-gapped site mirrors), and exit 0`;
 
 /** Runs a tool's main: its exit code, or 3 with the usage or config error on stderr. */
 export function runCli(main: () => Promise<number>, usage: string): void {
@@ -82,6 +90,11 @@ export function runCli(main: () => Promise<number>, usage: string): void {
         (e) => {
             if (e instanceof HelpRequested) {
                 console.log(usage);
+                process.exitCode = 0;
+                return;
+            }
+            if (e instanceof VersionRequested) {
+                console.log(versionText());
                 process.exitCode = 0;
                 return;
             }

@@ -1,0 +1,53 @@
+// --version of the tools: the package version, every image of components/images.ts once (with
+// the storage types that use it) and every @pulumi package with its resource plugin.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { test } from "node:test";
+import { images } from "../../components/images";
+import { storageOfImage, versionLines } from "../../tools/version";
+
+const root = path.resolve(__dirname, "..", "..");
+const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+
+test("--version names the package, its node engines, every pinned image once and every @pulumi package", () => {
+    const lines = versionLines();
+    assert.equal(lines[0], `zcloud-storage ${pkg.version}`);
+    assert.equal(lines[1], `node ${pkg.engines.node}`);
+    const imageStart = lines.findIndex((l) => l.startsWith("images "));
+    const pulumiStart = lines.findIndex((l) => l.startsWith("pulumi packages "));
+    assert.ok(imageStart > 0 && pulumiStart > imageStart, lines.join("\n"));
+    const imageLines = lines.slice(imageStart + 1, pulumiStart);
+    const unique = [...new Set(Object.values(images))];
+    assert.deepEqual(
+        imageLines.map((l) => l.trim().split(/\s+/)[0]),
+        unique,
+    );
+    for (const image of unique) {
+        const types = [...new Set(Object.entries(images).filter(([, i]) => i === image).map(([k]) => storageOfImage(k)))];
+        assert.ok(!types.includes(undefined), `${image}: a key of components/images.ts without a storage type`);
+        assert.match(imageLines.find((l) => l.trim().startsWith(`${image} `))!, new RegExp(`  ${types.join(", ")}$`));
+    }
+    const pulumiLines = lines.slice(pulumiStart + 1);
+    const deps = Object.entries(pkg.dependencies as Record<string, string>).filter(([d]) => d.startsWith("@pulumi/"));
+    assert.deepEqual(
+        pulumiLines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(" ")),
+        deps.map(([d, v]) => `${d} ${v}`),
+    );
+    for (const [dep, version] of deps) {
+        const installed = JSON.parse(fs.readFileSync(path.join(root, "node_modules", dep, "package.json"), "utf8"));
+        const line = pulumiLines.find((l) => l.trim().startsWith(`${dep} `))!;
+        if (installed.pulumi?.resource) {
+            assert.ok(line.endsWith(`plugin: resource ${installed.pulumi.name} v${installed.pulumi.version ?? version}`), line);
+        } else {
+            assert.ok(!line.includes("plugin"), line);
+        }
+    }
+    // The three providers the program uses are plugins pulumi preview downloads.
+    assert.equal(pulumiLines.filter((l) => l.includes("plugin: resource")).length, 3, pulumiLines.join("\n"));
+});
+
+test("--version with the images a mirror must hold: every storage type has its images", () => {
+    const types = new Set(Object.keys(images).map(storageOfImage));
+    assert.deepEqual([...types].sort(), ["cephfs", "iscsi", "lvm", "nfs"]);
+});
