@@ -7,6 +7,7 @@ import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stac
 import { jsonText, printable } from "../components/config/printable";
 import { keySourceProblem } from "./discover/ssh";
 import { ScaffoldNode, proposedName, scaffoldText, writeNewFile, writeTargetProblem } from "./discover/scaffold";
+import { terminalProgress } from "./progress";
 import * as fs from "node:fs";
 import * as yaml from "js-yaml";
 
@@ -113,7 +114,9 @@ async function main(): Promise<number> {
     if (targetProblem) {
         throw new Day2ConfigError(targetProblem);
     }
-    const answers = await collectInventories(stack.model, nodes, opts.ssh, opts.concurrency);
+    // More nodes than are asked at once: how many answered, on a terminal's stderr only.
+    const progress = nodes.length > opts.concurrency ? terminalProgress("discover: nodes answered") : undefined;
+    const answers = await collectInventories(stack.model, nodes, opts.ssh, opts.concurrency, true, progress);
     const outcomes = answers.map((a) => outcomeOf(stack.model, a, opts.minSize));
     const proposal = proposalYaml(outcomes.flatMap((o) => ("found" in o ? [[o.node, o.found] as [string, NodeDiscovery]] : [])));
     const warnings: string[] = [];

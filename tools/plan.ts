@@ -160,7 +160,7 @@ const pieceProcesses = 2;
  * The plan and the --diff base's: small stacks as before (the plan in this process, the base in a
  * fresh one); when either has more LVM nodes than a piece, both in pieces, sharing the processes.
  */
-async function planBoth(target: PlanConfig, base: PlanConfig | undefined, program: string): Promise<[PlanRun, PlanRun | undefined]> {
+async function planBoth(target: PlanConfig, base: PlanConfig | undefined, program: string, labels: [string, string | undefined]): Promise<[PlanRun, PlanRun | undefined]> {
     const perPiece = nodesPerPiece(base !== undefined);
     if (Math.max(lvmNodesInConfig(target.values), base ? lvmNodesInConfig(base.values) : 0) <= perPiece) {
         // Loaded only here: a plan in pieces keeps the SDK out of this process.
@@ -169,7 +169,9 @@ async function planBoth(target: PlanConfig, base: PlanConfig | undefined, progra
     }
     const slots = new Slots(pieceProcesses);
     const opts = { nodesPerPiece: perPiece, slots };
-    return Promise.all([planInPieces(target, program, opts), base ? planInPieces(base, program, opts) : undefined]);
+    // A line per piece planned, on a terminal's stderr only: stdout, and stderr in a pipe or CI log, stay as they were.
+    const progress = (label: string | undefined) => (process.stderr.isTTY ? (done: number, total: number) => sayErr(`planning ${label}: ${done} of ${total} pieces planned`) : undefined);
+    return Promise.all([planInPieces(target, program, { ...opts, progress: progress(labels[0]) }), base ? planInPieces(base, program, { ...opts, progress: progress(labels[1]) }) : undefined]);
 }
 
 /**
@@ -224,7 +226,7 @@ async function main(): Promise<void> {
     // Both sides plan as the same stack, so URNs match and only real changes show.
     const baseConfig = base && { ...base.config, stack: target.config.stack };
     // The main plan runs in this process, or in pieces; a second one (the diff base) in fresh processes.
-    const [run, baseRun] = await planBoth(target.config, baseConfig, program);
+    const [run, baseRun] = await planBoth(target.config, baseConfig, program, [path.relative(process.cwd(), target.file), baseLabel]);
     // A plan in pieces says so on stderr (stdout is the same either way).
     for (const [r, label] of [[run, path.relative(process.cwd(), target.file)], [baseRun, baseLabel]] as const) {
         if (r && "how" in r) {

@@ -6,6 +6,7 @@ import { StackModel } from "../../components/config/model";
 import { renderInlineNodeCommand } from "../../components/node/script";
 import { declaredDevices } from "./stack";
 import { NodeReport, parseNodeReport } from "./inventory";
+import { Progress } from "../progress";
 import { SshClient, SshOptions, mapBounded, remoteFailure, unpinnedRefusal } from "./ssh";
 
 export type NodeAnswer = { node: string; report: NodeReport; learnedHostKey?: string } | { node: string; error: string };
@@ -28,7 +29,7 @@ export function inventoryCommand(model: StackModel, node: string, guards = true)
     });
 }
 
-/** One command per item over SSH, bounded; each answer parsed, or the reason it failed. */
+/** One command per item over SSH, bounded; each answer parsed, or the reason it failed. `progress` hears of each answer. */
 export async function collectFromNodes<I extends { node: string }, T>(
     model: StackModel,
     items: I[],
@@ -36,33 +37,40 @@ export async function collectFromNodes<I extends { node: string }, T>(
     concurrency: number,
     command: (item: I) => string,
     parse: (stdout: string, item: I, client: SshClient) => T,
+    progress?: Progress,
 ): Promise<Array<{ item: I; value: T } | { item: I; error: string }>> {
     if (items.length === 0) {
         return [];
     }
     const client = new SshClient(model, ssh);
+    const ask = async (item: I): Promise<{ item: I; value: T } | { item: I; error: string }> => {
+        const refusal = unpinnedRefusal(model, item.node, ssh);
+        if (refusal) {
+            return { item, error: refusal };
+        }
+        const r = await client.run(item.node, command(item));
+        if (r.code !== 0) {
+            return { item, error: remoteFailure(r) };
+        }
+        try {
+            return { item, value: parse(r.stdout, item, client) };
+        } catch (e) {
+            return { item, error: `unreadable answer: ${(e as Error).message}` };
+        }
+    };
+    let answered = 0;
     try {
         return await mapBounded(items, concurrency, async (item) => {
-            const refusal = unpinnedRefusal(model, item.node, ssh);
-            if (refusal) {
-                return { item, error: refusal };
-            }
-            const r = await client.run(item.node, command(item));
-            if (r.code !== 0) {
-                return { item, error: remoteFailure(r) };
-            }
-            try {
-                return { item, value: parse(r.stdout, item, client) };
-            } catch (e) {
-                return { item, error: `unreadable answer: ${(e as Error).message}` };
-            }
+            const a = await ask(item);
+            progress?.(++answered, items.length);
+            return a;
         });
     } finally {
         client.close();
     }
 }
 
-export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number, guards = true): Promise<NodeAnswer[]> {
+export async function collectInventories(model: StackModel, nodes: string[], ssh: SshOptions, concurrency: number, guards = true, progress?: Progress): Promise<NodeAnswer[]> {
     const answers = await collectFromNodes(
         model,
         nodes.map((node) => ({ node })),
@@ -73,6 +81,7 @@ export async function collectInventories(model: StackModel, nodes: string[], ssh
             const learned = model.ssh?.hostKeys[node] ? undefined : client.learnedHostKey(node);
             return { report: parseNodeReport(stdout), ...(learned ? { learnedHostKey: learned } : {}) };
         },
+        progress,
     );
     return answers.map((a): NodeAnswer => ("error" in a ? { node: a.item.node, error: a.error } : { node: a.item.node, ...a.value }));
 }

@@ -141,6 +141,8 @@ export interface PiecesOptions {
     slots: Slots;
     /** Plans one piece (or, without a piece, the whole config) in a fresh process. */
     planProcess?: (config: PlanConfig, program: string, piece?: PlanPiece, onPieceTaken?: () => void) => Promise<PlanRun>;
+    /** Hears of each piece planned: how many are done of how many. */
+    progress?: (done: number, total: number) => void;
 }
 
 /**
@@ -161,9 +163,11 @@ export async function planInPieces(config: PlanConfig, program: string, opts: Pi
     // without the hook plans everything in it. The others start when piece 0 took its piece (the
     // config is valid, the hook there), not when it ends: the other process does not wait.
     let rest: Promise<PlanRun[]> | undefined;
+    let done = 0;
+    const counted = (run: PlanRun) => (opts.progress?.(++done, count), run);
     const startRest = () =>
-        (rest ??= Promise.all(Array.from({ length: count - 1 }, (_, i) => opts.slots.run(() => planProcess(config, program, { index: i + 1, nodesPerPiece })))));
-    const first = await opts.slots.run(() => planProcess(config, program, { index: 0, nodesPerPiece }, startRest));
+        (rest ??= Promise.all(Array.from({ length: count - 1 }, (_, i) => opts.slots.run(() => planProcess(config, program, { index: i + 1, nodesPerPiece }).then(counted)))));
+    const first = await opts.slots.run(() => planProcess(config, program, { index: 0, nodesPerPiece }, startRest).then(counted));
     if (first.error) {
         // Pieces started are let finish: none is left running when the plan exits.
         await rest;
