@@ -51,3 +51,13 @@ test("--version with the images a mirror must hold: every storage type has its i
     const types = new Set(Object.keys(images).map(storageOfImage));
     assert.deepEqual([...types].sort(), ["cephfs", "iscsi", "lvm", "nfs"]);
 });
+
+test("docs/requirements.md installs each plugin at the version package.json pins", () => {
+    const doc = fs.readFileSync(path.join(root, "docs", "requirements.md"), "utf8");
+    for (const [dep] of Object.entries(pkg.dependencies as Record<string, string>).filter(([d]) => d.startsWith("@pulumi/"))) {
+        const installed = JSON.parse(fs.readFileSync(path.join(root, "node_modules", dep, "package.json"), "utf8"));
+        if (installed.pulumi?.resource) {
+            assert.ok(doc.includes(`pulumi plugin install resource ${installed.pulumi.name} ${installed.pulumi.version} `), `${dep}: docs/requirements.md`);
+        }
+    }
+});
