@@ -66,6 +66,10 @@ test("devices and nodes that leave lvm and cephfs, an iSCSI LUN moved and an ini
     // Every node command's and gate's change is told in those words: no raw "create changed".
     assert.doesNotMatch(r.stdout, /(create|delete|update)(, \w+)* changed/);
     assert.match(r.stdout, /^~  update +fast-n1-disks  fast prepare n1 \[\/dev\/disk\/by-id\/wwn-0x1\]$/m);
+    // The lines that can destroy data are counted under the totals, so they stand apart in a long diff.
+    const tail = r.stdout.split("\n");
+    const totals = tail.findIndex((l) => /^\d+ to delete/.test(l));
+    assert.equal(tail[totals + 1], "DESTRUCTIVE: 6 lines above can destroy data (devices wiped or released, OSDs drained, storages removed): read each before pulumi up");
 });
 
 test("storages removed: each says what happens to its devices and volumes", async () => {

@@ -60,6 +60,12 @@ describe("plan --out", () => {
         assert.ok(at("node-commands/local-fast-node1-disks.create.sh") < at("manifests/_cluster/node-patch-local-fast-node1-label.yaml"));
         assert.ok(at("manifests/_cluster/namespace-zcloud-storage.yaml") < at("manifests/zcloud-storage/daemonset-topolvm-node.yaml"));
         assert.match(fs.readFileSync(path.join(out, "index.txt"), "utf8"), /When a storage or node is removed, in reverse order:\n +node-commands\/local-fast-node2-disks\.delete\.sh/);
+        // A delete script is labelled as the delete it is, never with its create's "prepare".
+        const deletes = fs.readFileSync(path.join(out, "index.txt"), "utf8").split("\n").filter((l) => l.includes(".delete.sh"));
+        assert.deepEqual(deletes, [
+            `     node-commands/local-fast-node2-disks.delete.sh    # delete: local-fast release node2 [${disk(2)}, ${disk(3)}]`,
+            `     node-commands/local-fast-node1-disks.delete.sh    # delete: local-fast release node1 [${disk(1)}]`,
+        ]);
         // Every manifest and create command is in the index; every indexed file exists.
         const written = filesBelow(out);
         for (const f of written.filter((w) => w.startsWith("manifests/") || w.endsWith(".create.sh"))) {

@@ -55,8 +55,11 @@ describe("npm run plan", () => {
         // What changes is told in disk terms (the device that joins), not as "create changed".
         assert.match(r.stdout, /^~  update +local-fast-node2-disks +local-fast prepare node2 \[[^\]]*\]$/m);
         assert.match(r.stdout, /^ +note: node2 \S+: joins local-fast, /m);
-        assert.match(r.stdout, /^~  update +local-fast-node2-label +label node node2 storage.zcloud.io\/lvm=local-fast.*: stdin changed$/m);
+        // The label command's stdin is the Node it applies: what changed is named, not "stdin".
+        assert.match(r.stdout, /^~  update +local-fast-node2-label +label node node2 storage.zcloud.io\/lvm=local-fast: devices annotation changed$/m);
         assert.match(r.stdout, /^2 to update$/m);
+        // A device that joins unwiped destroys nothing: no DESTRUCTIVE line, none under the totals.
+        assert.doesNotMatch(r.stdout, /DESTRUCTIVE:/);
     });
 
     test("--json prints resources with urn, type, name, parent, dependencies, inputs, and violations", async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { diffPlans } from "../../tools/plan/diff";
+import { renderChanges } from "../../tools/plan/render";
 import { PlannedResource } from "../../tools/plan/model";
 
 /** A planned custom resource of `type` named `name` with these inputs (and options). */
@@ -48,4 +49,16 @@ test("ignoreChanges keeps an input at its old value: no update, no replace of th
     assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 }, ["length"])]), []);
     assert.deepEqual(diffPlans([r({ length: 16 })], [r({ length: 32 })]).map((c) => c.kind), ["replace"]);
     assert.deepEqual(diffPlans([r({ length: 16, keepers: { a: "1" } })], [r({ length: 32, keepers: { a: "2" } }, ["length"])]).map((c) => `${c.kind} ${c.fields.join(",")}`), ["replace keepers.a"]);
+});
+
+test("a node label command's stdin change reads as what changed on the Node, not as stdin", () => {
+    const node = (labels: Record<string, string>, devices: string) => JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: "n1", labels, annotations: { "storage.zcloud.io/lvm-devices": devices } } });
+    const label = (stdin: string) => planned("command:local:Command", "fast-n1-label", { create: "set -eu;kubectl apply", stdin });
+    const lines = (before: string, after: string) => renderChanges(diffPlans([label(before)], [label(after)])).split("\n");
+    assert.deepEqual(lines(node({ "storage.zcloud.io/lvm": "fast" }, "/dev/sdb"), node({ "storage.zcloud.io/lvm": "fast" }, "/dev/sdb,/dev/sdc")), [
+        "~  update                 fast-n1-label  label node n1 storage.zcloud.io/lvm=fast: devices annotation changed",
+        "",
+        "1 to update",
+    ]);
+    assert.equal(lines(node({ "storage.zcloud.io/lvm": "a" }, "/dev/sdb"), node({ "storage.zcloud.io/lvm": "b" }, "/dev/sdc"))[0], "~  update                 fast-n1-label  label node n1 storage.zcloud.io/lvm=b: label, devices annotation changed");
 });

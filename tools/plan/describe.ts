@@ -39,20 +39,55 @@ export function nodeOf(r: PlannedResource): string | undefined {
     return m?.[1];
 }
 
+/**
+ * What a node label command's stdin change is, in words: a label command carries the storage's
+ * Node (its label and devices annotation) on stdin, so `stdin` alone would not tell a reviewer
+ * which. `["devices annotation"]`, `["label"]`, both, or `["Node"]` for any other difference.
+ */
+export function labelStdinChange(before: PlannedResource, after: PlannedResource): string[] {
+    type Node = { metadata?: { labels?: unknown; annotations?: unknown } };
+    const old = nodeLabelManifest(before) as Node | undefined;
+    const now = nodeLabelManifest(after) as Node | undefined;
+    if (!old || !now) {
+        return ["Node"];
+    }
+    const same = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
+    const words = [...(same(old.metadata?.labels, now.metadata?.labels) ? [] : ["label"]), ...(same(old.metadata?.annotations, now.metadata?.annotations) ? [] : ["devices annotation"])];
+    return words.length ? words : ["Node"];
+}
+
+/**
+ * A node command in a line, by what its create does (`local-fast prepare node3 [/dev/sdb]`) or,
+ * for its delete, what that undoes (`local-fast release node3 [/dev/sdb]`, `san logout node1 [...]`).
+ */
+function describeNodeCommand(r: PlannedResource, phase: "create" | "delete"): string {
+    const args = nodeCommandArgs((r.inputs as { create?: unknown }).create).split(" ");
+    const storage = urnName(r.parent);
+    const target = args.indexOf("--target");
+    if (target >= 0) {
+        const portals = args.filter((_, k) => args[k - 1] === "--portal");
+        const lun = `${args[target + 1]} lun ${args[args.indexOf("--lun") + 1]} via ${portals.join(", ")}`;
+        const node = nodeOf(r);
+        const vg = args[args.indexOf("--vg") + 1];
+        if (phase === "delete") {
+            return node ? `${storage} logout ${node} [${lun}]` : `${storage} leave shared VG ${vg} [${lun}]`;
+        }
+        return node ? `${storage} login ${node} [${lun}]` : `${storage} shared VG ${vg} [${lun}]`;
+    }
+    const devices = diskCommandDevices(args);
+    return `${storage} ${phase === "delete" ? "release" : "prepare"} ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
+}
+
+/** What a resource's delete does, in a line: a node command's release (logout, VG left), else `deletes <what it is>`. */
+export function describeDelete(r: PlannedResource): string {
+    return r.type === "command:remote:Command" ? describeNodeCommand(r, "delete") : `deletes ${describe(r)}`;
+}
+
 /** One line that says what a resource is, as a reviewer wants to read it in a PR. */
 export function describe(r: PlannedResource): string {
     const i = r.inputs as Record<string, any>;
     if (r.type === "command:remote:Command") {
-        const args = nodeCommandArgs(i.create).split(" ");
-        const target = args.indexOf("--target");
-        if (target >= 0) {
-            const portals = args.filter((_, k) => args[k - 1] === "--portal");
-            const lun = `${args[target + 1]} lun ${args[args.indexOf("--lun") + 1]} via ${portals.join(", ")}`;
-            const node = nodeOf(r);
-            return node ? `${urnName(r.parent)} login ${node} [${lun}]` : `${urnName(r.parent)} shared VG ${args[args.indexOf("--vg") + 1]} [${lun}]`;
-        }
-        const devices = diskCommandDevices(args);
-        return `${urnName(r.parent)} prepare ${nodeOf(r) ?? "?"} [${devices.join(", ")}]`;
+        return describeNodeCommand(r, "create");
     }
     if (r.type === "command:remote:CopyToRemote") {
         const sha256 = String(i.source?.sha256 ?? "");

@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as yaml from "js-yaml";
 import { CliInputError } from "./cliInputs";
-import { describe, diskCommandDevices, nodeCommandArgs, nodeOf, urnName } from "./describe";
+import { describe, describeDelete, diskCommandDevices, nodeCommandArgs, nodeOf, urnName } from "./describe";
 import { isNodeCommand, kubernetesKind, nodeLabelManifest, toManifest } from "./manifests";
 import { PlannedResource } from "./model";
 import { replaceFile } from "./outFiles";
@@ -115,7 +115,11 @@ export function outFiles(resources: PlannedResource[], bundleText: (sha256: stri
                 if (typeof text === "string") {
                     const file = `node-commands/${r.name}.${phase}.sh`;
                     add({ path: file, text: nodeCommandFile(r, phase, text, bundles), mode: 0o755 }, r.name);
-                    (phase === "delete" ? removal : phase === "create" ? index : []).push(`${file}    # ${describe(r)}`);
+                    if (phase === "delete") {
+                        removal.push(`${file}    # delete: ${describeDelete(r)}`);
+                    } else if (phase === "create") {
+                        index.push(`${file}    # ${describe(r)}`);
+                    }
                 }
             }
         }

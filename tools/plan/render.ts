@@ -1,6 +1,7 @@
 import { printable } from "../../components/config/printable";
 import { Change } from "./diff";
-import { describe, nodeOf, urnName } from "./describe";
+import { describe, labelStdinChange, nodeOf, urnName } from "./describe";
+import { nodeLabelManifest } from "./manifests";
 import { PlannedResource } from "./model";
 import { destructiveMark, phasesToldInDiskTerms } from "./diskNotes";
 import { changeNotes } from "./notes";
@@ -71,6 +72,7 @@ export function renderChanges(changes: Change[]): string {
     const updated = updatedCommands(changes);
     const listed = changes.filter((c) => !coveredByScriptSets(c, updated));
     const sorted = [...listed].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    let destructiveNotes = 0;
     const lines = sorted.map((c) => {
         const r = c.resource;
         let kind: string = c.kind;
@@ -82,8 +84,9 @@ export function renderChanges(changes: Change[]): string {
         }
         const gate = gateChangeNote(c);
         const notes = [...changeNotes(c), ...(gate.note ? [gate.note] : [])];
+        destructiveNotes += notes.filter((n) => n.startsWith(destructiveMark)).length;
         const told = [...phasesToldInDiskTerms(c), ...gate.told];
-        const fields = c.fields.filter((f) => !told.includes(f));
+        const fields = c.fields.filter((f) => !told.includes(f)).flatMap((f) => (f === "stdin" && c.before && nodeLabelManifest(r) ? labelStdinChange(c.before, r) : [f]));
         const detail =
             c.kind === "replace"
                 ? `: ${c.replaceBecause.join(", ")} changed`
@@ -100,7 +103,11 @@ export function renderChanges(changes: Change[]): string {
         .map(([k, n]) => `${n} to ${k}`);
     const untold = changes.length - listed.length;
     const tail = untold ? [`(${untold} of them: node commands and their script copies that run another script set, listed below)`] : [];
-    return [...(lines.length ? [...lines, ""] : []), counts.join(", "), ...tail].join("\n");
+    // Lines that can destroy data are counted under the totals too, so a long diff's reader sees they exist.
+    const warning = destructiveNotes
+        ? [`${destructiveMark}${destructiveNotes} line${destructiveNotes === 1 ? "" : "s"} above can destroy data (devices wiped or released, OSDs drained, storages removed): read ${destructiveNotes === 1 ? "it" : "each"} before pulumi up`]
+        : [];
+    return [...(lines.length ? [...lines, ""] : []), counts.join(", "), ...tail, ...warning].join("\n");
 }
 
 export { urnName };
