@@ -1,7 +1,7 @@
 import { StackModel } from "../components/config/model";
 import { CommonOptions, UsageError, commonUsage, parseCommonArgs, runCli } from "./discover/args";
 import { NodeAnswer, collectInventories } from "./discover/collect";
-import { NodeDiscovery, discoverNode, proposalYaml, renderNodeDevices } from "./discover/devices";
+import { NodeDiscovery, discoverNode, proposalSection, proposalYaml, renderNodeDevices } from "./discover/devices";
 import { gib, parseSize } from "./discover/inventory";
 import { Day2ConfigError, declaredDevices, loadDay2Stack } from "./discover/stack";
 import { jsonText, printable } from "../components/config/printable";
@@ -118,7 +118,8 @@ async function main(): Promise<number> {
     const progress = nodes.length > opts.concurrency ? terminalProgress("discover: nodes answered") : undefined;
     const answers = await collectInventories(stack.model, nodes, opts.ssh, opts.concurrency, true, progress);
     const outcomes = answers.map((a) => outcomeOf(stack.model, a, opts.minSize));
-    const proposal = proposalYaml(outcomes.flatMap((o) => ("found" in o ? [[o.node, o.found] as [string, NodeDiscovery]] : [])));
+    const answered = outcomes.flatMap((o) => ("found" in o ? [[o.node, o.found] as [string, NodeDiscovery]] : []));
+    const proposal = proposalYaml(answered);
     const warnings: string[] = [];
     for (const o of outcomes) {
         if ("found" in o && o.learnedHostKey) {
@@ -136,8 +137,7 @@ async function main(): Promise<number> {
             console.log("");
         }
         warnings.forEach((w) => console.log(printable(`warning: ${w}`)));
-        console.log("Proposal (clean devices by stable name; paste into an lvm or cephfs entry):\n");
-        console.log(proposal.replace(/^/gm, "  ").trimEnd());
+        console.log(proposalSection(answered));
     }
     const failed = outcomes.filter((o) => "error" in o).map((o) => o.node);
     if (opts.writeStack !== undefined) {

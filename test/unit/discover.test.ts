@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { StackModel } from "../../components/config/model";
-import { discoverNode, proposalYaml } from "../../tools/discover/devices";
+import { discoverNode, proposalSection, proposalYaml } from "../../tools/discover/devices";
 import { LsblkDevice, parseNodeReport, parseSize, verdictOf } from "../../tools/discover/inventory";
 import { inventoryCommand } from "../../tools/discover/collect";
 import { keySourceProblem, remoteFailure, sshConfigFiles, unpinnedRefusal } from "../../tools/discover/ssh";
@@ -83,6 +83,13 @@ test("node result marks declared devices and lists declared paths missing on the
     assert.equal(text, "hosts:\n  node1:\n    - /dev/disk/by-id/wwn-0x5000c500a1b2c3d4  # already declared: lvm fast\n");
     assert.deepEqual(yaml.load(text), { hosts: { node1: ["/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"] } });
     assert.equal(proposalYaml([]), "hosts: {}\n");
+    // As printed: under its heading, or one line saying why there is none (never an empty hosts: {}).
+    assert.equal(
+        proposalSection([["node1", found]]),
+        "Proposal (clean devices by stable name; paste into an lvm or cephfs entry):\n\n  hosts:\n    node1:\n      - /dev/disk/by-id/wwn-0x5000c500a1b2c3d4  # already declared: lvm fast",
+    );
+    assert.equal(proposalSection([]), "No proposal: no node answered.");
+    assert.equal(proposalSection([["node2", { devices: [], missingDeclared: [] }]]), "No proposal: no clean device on the nodes that answered.");
 });
 
 const model = (over: Partial<StackModel> = {}): StackModel => ({

@@ -69,6 +69,21 @@ export function proposalYaml(nodes: Array<[string, NodeDiscovery]>): string {
     return lines.length === 1 ? "hosts: {}\n" : lines.join("\n") + "\n";
 }
 
+/**
+ * The proposal as discover prints it: under its heading, or one line saying why there is none
+ * (no node answered, or no clean device on those that did) instead of an empty `hosts: {}`.
+ */
+export function proposalSection(nodes: Array<[string, NodeDiscovery]>): string {
+    if (nodes.length === 0) {
+        return "No proposal: no node answered.";
+    }
+    if (!nodes.some(([, found]) => found.devices.some((d) => d.verdict === "clean"))) {
+        return "No proposal: no clean device on the nodes that answered.";
+    }
+    const yaml = proposalYaml(nodes);
+    return `Proposal (clean devices by stable name; paste into an lvm or cephfs entry):\n\n${yaml.replace(/^/gm, "  ").trimEnd()}`;
+}
+
 /** The people-facing table of one node. */
 export function renderNodeDevices(found: NodeDiscovery): string {
     const rows = found.devices.map((d) => [
