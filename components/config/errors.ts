@@ -14,6 +14,16 @@ export function formatIssue(issue: ConfigIssue): string {
     return printable(issue.path ? `${issue.path}: ${issue.message}` : issue.message);
 }
 
+/**
+ * A pulumi command a message tells the reader to run, naming the stack when it is known:
+ * `pulumi config set -s prod --secret ...`. Without a stack (a library caller validating values)
+ * the `-s` is left out.
+ */
+export function pulumiCommand(verb: string, stack: string | undefined, rest = ""): string {
+    const word = (text: string) => (/^[A-Za-z0-9._\/-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+    return [`pulumi ${verb}`, ...(stack ? [`-s ${word(stack)}`] : []), ...(rest ? [rest] : [])].join(" ");
+}
+
 /** Formats a key path the way users write it in YAML: `lvm[0].hosts.node9`. */
 export function keyPath(parts: ReadonlyArray<PropertyKey>): string {
     let out = "";

@@ -96,6 +96,7 @@ export function loadStackConfig(): StackModel {
     const securePaths = securePathsOfStackFile();
     const result = parseFullConfig(withConfigFiles(values), {
         rawKeys: rawConfigKeys(),
+        stack: pulumi.getStack(),
         ...(isConfigSecret ? { secretKeys } : {}),
         ...(securePaths ? { securePaths } : {}),
     });

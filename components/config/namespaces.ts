@@ -1,4 +1,4 @@
-import { ConfigIssue } from "./errors";
+import { ConfigIssue, pulumiCommand } from "./errors";
 import { ParseOptions, ParseResult, parseStackConfig } from "./parse";
 import { isKubeconfigContent } from "./formats";
 import { offlineSecret } from "./secrets";
@@ -156,6 +156,8 @@ export interface FullParseOptions {
     securePaths?: readonly string[];
     /** Keys as the runtime was handed them, before the SDK folded `<ns>:config:<name>` ones. */
     rawKeys?: readonly string[];
+    /** The stack's name, for the fix commands messages give (`pulumi config set -s <stack>`). */
+    stack?: string;
 }
 
 const ownPrefix = `${configNamespace}:`;
@@ -173,13 +175,14 @@ export function parseFullConfig(all: Record<string, unknown>, options: FullParse
     if (own.length === 0) {
         issues.push({
             path: "",
-            message: `the stack sets no ${ownPrefix} key, so the plan would delete every storage of the stack; check the stack file's config: map (to remove every storage on purpose, set ${ownPrefix}lvm: [] and the other types, or run pulumi destroy)`,
+            message: `the stack sets no ${ownPrefix} key, so the plan would delete every storage of the stack; check the stack file's config: map (to remove every storage on purpose, set ${ownPrefix}lvm: [] and the other types, or run ${pulumiCommand("destroy", options.stack)})`,
         });
     }
     const strip = (k: string) => k.slice(ownPrefix.length);
     const parseOptions: ParseOptions = {
         ...(options.secretKeys ? { secretKeys: new Set([...options.secretKeys].filter((k) => k.startsWith(ownPrefix)).map(strip)) } : {}),
         ...(options.securePaths ? { securePaths: options.securePaths.filter((k) => k.startsWith(ownPrefix)).map(strip) } : {}),
+        ...(options.stack ? { stack: options.stack } : {}),
     };
     const result = parseStackConfig(Object.fromEntries(own.map((k) => [strip(k), all[k]])), parseOptions);
     return issues.length === 0 ? result : { errors: [...issues, ...result.errors], warnings: result.warnings };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ConfigIssue, keyPath } from "./errors";
+import { ConfigIssue, keyPath, pulumiCommand } from "./errors";
 import { acceptKeyscanLines } from "./hostKeys";
 import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
@@ -21,6 +21,8 @@ export interface ParseOptions {
      * refused even when a sibling is a proper secret (the runtime only knows top-level keys).
      */
     securePaths?: readonly string[];
+    /** The stack's name, for the fix commands messages give (`pulumi config set -s <stack>`). */
+    stack?: string;
 }
 
 export interface ParseResult {
@@ -229,7 +231,7 @@ export function ownRecord<T>(entries: Iterable<readonly [string, T]>): Record<st
 }
 
 /** Each secret leaf on its own: `secure:` itself or under a `secure:` value (or secret key). */
-function secretLeafIssues(c: StackParsed, isSecure: (path: string) => boolean): ConfigIssue[] {
+function secretLeafIssues(c: StackParsed, isSecure: (path: string) => boolean, stack?: string): ConfigIssue[] {
     const leaves = [
         ...(c.ssh?.privateKey !== undefined ? ["ssh.privateKey"] : []),
         ...(c.ssh?.bastion?.privateKey !== undefined ? ["ssh.bastion.privateKey"] : []),
@@ -239,7 +241,7 @@ function secretLeafIssues(c: StackParsed, isSecure: (path: string) => boolean): 
         .filter((path) => !isSecure(path))
         .map((path) => ({
             path,
-            message: `is stored in clear text; set it as a secret: pulumi config set --secret --path ${path} (read the value from a file or stdin, not the command line)`,
+            message: `is stored in clear text; set it as a secret: ${pulumiCommand("config set", stack, `--secret --path ${path}`)} (read the value from a file or stdin, not the command line)`,
         }));
 }
 
@@ -276,7 +278,7 @@ function toModel(c: StackParsed): StackModel {
  * (`{ nodes: {...}, lvm: [...] }`). Pure: no Pulumi objects, nothing registered.
  */
 export function parseStackConfig(values: Record<string, unknown>, options: ParseOptions = {}): ParseResult {
-    const { securePaths, secretKeys } = options;
+    const { securePaths, secretKeys, stack } = options;
     const secrecy = new Secrecy(securePaths ?? [...(secretKeys ?? [])]);
     const protoIssues = protoKeyIssues(values, []);
     const ctx: ParseContext = { issues: [], secrecy };
@@ -288,17 +290,17 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
     const protoPaths = new Set(protoIssues.map((i) => i.path));
     const errors = [...protoIssues, ...ctx.issues.filter((i) => !protoPaths.has(i.path))];
     for (const rule of allRules) {
-        errors.push(...rule(parsed, { declaredNodes, sshDeclared: values.ssh !== undefined }));
+        errors.push(...rule(parsed, { declaredNodes, sshDeclared: values.ssh !== undefined, stack }));
     }
     errors.push(...sharingIssues(parsed));
     if (securePaths) {
         errors.push(...securePaths.flatMap((path) => {
-            const message = secureValueProblem(path);
+            const message = secureValueProblem(path, stack);
             return message === undefined ? [] : [{ path, message }];
         }));
-        errors.push(...secretLeafIssues(parsed, (path) => securePaths.some((p) => isAtOrUnder(path, p))));
+        errors.push(...secretLeafIssues(parsed, (path) => securePaths.some((p) => isAtOrUnder(path, p)), stack));
     } else if (secretKeys) {
-        errors.push(...secretLeafIssues(parsed, (path) => secretKeys.has(path.replace(/[.[].*$/, ""))));
+        errors.push(...secretLeafIssues(parsed, (path) => secretKeys.has(path.replace(/[.[].*$/, "")), stack));
     }
     // Rules quote names and paths; none of them may carry a secret's text.
     const secrets = secrecy.secretStrings(values);

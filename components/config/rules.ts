@@ -1,6 +1,6 @@
 import { cephMajorRelease, images } from "../images";
 import { nameCollisions } from "./collisions";
-import { ConfigIssue } from "./errors";
+import { ConfigIssue, pulumiCommand } from "./errors";
 import * as f from "./formats";
 import { StackParsed } from "./schema";
 import { didYouMean } from "./suggest";
@@ -15,6 +15,8 @@ export interface RuleContext {
     declaredNodes: ReadonlySet<string>;
     /** The config has an `ssh` key, valid or not (an invalid one is reported by itself). */
     sshDeclared?: boolean;
+    /** The stack's name, for the fix commands messages give (`pulumi config set -s <stack>`). */
+    stack?: string;
 }
 
 type Rule = (c: StackParsed, ctx: RuleContext) => ConfigIssue[];
@@ -98,21 +100,22 @@ export const sshWhenNodesAreUsed: Rule = (c, ctx) => {
     return [
         {
             path: "ssh",
-            message: `is required because ${users.join(", ")} storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)`,
+            message: `is required because ${users.join(", ")} storages prepare nodes over SSH; set ssh.privateKey with: ${pulumiCommand("config set", ctx.stack, "--secret --path ssh.privateKey < key")} (or ssh.agent: true when the key is in ssh-agent)`,
         },
     ];
 };
 
-const keySources = "set exactly one of ssh.privateKey (the key as a Pulumi secret: pulumi config set --secret --path ssh.privateKey < key) and ssh.agent: true (the key in the ssh-agent of whoever runs pulumi)";
+const keySources = (stack: string | undefined) =>
+    `set exactly one of ssh.privateKey (the key as a Pulumi secret: ${pulumiCommand("config set", stack, "--secret --path ssh.privateKey < key")}) and ssh.agent: true (the key in the ssh-agent of whoever runs pulumi)`;
 
 /** The SSH key comes from exactly one place: the stack's secret, or the agent. */
-export const sshKeySource: Rule = (c) => {
+export const sshKeySource: Rule = (c, ctx) => {
     if (!c.ssh || (c.ssh.privateKey !== undefined) !== c.ssh.agent) {
         return [];
     }
     return c.ssh.agent
-        ? [{ path: "ssh.agent", message: `is true and ssh.privateKey is set too; ${keySources}` }]
-        : [{ path: "ssh.privateKey", message: `is required unless ssh.agent is true; ${keySources}` }];
+        ? [{ path: "ssh.agent", message: `is true and ssh.privateKey is set too; ${keySources(ctx.stack)}` }]
+        : [{ path: "ssh.privateKey", message: `is required unless ssh.agent is true; ${keySources(ctx.stack)}` }];
 };
 
 /** A device is claimed once per node across all storages, and never twice in one list. */

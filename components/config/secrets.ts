@@ -1,4 +1,4 @@
-import { keyPath } from "./errors";
+import { keyPath, pulumiCommand } from "./errors";
 
 /**
  * Which values of a config are secrets, by key path (`ssh.privateKey`, `iscsi[0].chap.password`).
@@ -31,7 +31,7 @@ const credentialNames = "ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap
  * leaf). Only credentials are wrapped as Pulumi secrets; every other value is used in clear, so a
  * `secure:` there would give a false sense of secrecy and leak it.
  */
-export function secureValueProblem(path: string): string | undefined {
+export function secureValueProblem(path: string, stack?: string): string | undefined {
     if (isCredentialLeaf(path)) {
         return undefined;
     }
@@ -39,7 +39,7 @@ export function secureValueProblem(path: string): string | undefined {
         return "is a secure: value, but a CHAP user name cannot stay secret: the login command carries it in its arguments (state, preview, a node's ps) and writes it into the node's iSCSI record; it is not a credential, so set it in clear (only chap.password is a secret)";
     }
     if (/^(ssh|ssh\.bastion|iscsi|iscsi\[\d+\]|iscsi\[\d+\]\.chap)$/.test(path)) {
-        return `is one secure: value holding more than a credential; write its keys in clear and set each credential as a secret of its own (only ${credentialNames} are secrets), e.g. pulumi config set --secret --path ssh.privateKey`;
+        return `is one secure: value holding more than a credential; write its keys in clear and set each credential as a secret of its own (only ${credentialNames} are secrets), e.g. ${pulumiCommand("config set", stack, "--secret --path ssh.privateKey")}`;
     }
     if (isAtOrUnder(path, "ssh") || isAtOrUnder(path, "nodes")) {
         return `is a secure: value, but an SSH endpoint (address, port, user, host key) is not a credential: a reviewer must see which machine a change touches; set it in clear (only ${credentialNames} are secrets)`;

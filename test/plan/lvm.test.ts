@@ -231,7 +231,7 @@ describe("LVM config changes", () => {
         assert.deepEqual(bad.error?.issues, [
             {
                 path: "ssh.privateKey",
-                message: "is stored in clear text; set it as a secret: pulumi config set --secret --path ssh.privateKey (read the value from a file or stdin, not the command line)",
+                message: "is stored in clear text; set it as a secret: pulumi config set -s test --secret --path ssh.privateKey (read the value from a file or stdin, not the command line)",
             },
         ]);
     });

@@ -45,7 +45,7 @@ describe("loadStackConfig reads which leaves are secure: from the stack file", (
             out,
             [
                 "zcloud-storage config has 1 error; nothing was changed:",
-                "  - ssh.bastion.privateKey: is stored in clear text; set it as a secret: pulumi config set --secret --path ssh.bastion.privateKey (read the value from a file or stdin, not the command line)",
+                "  - ssh.bastion.privateKey: is stored in clear text; set it as a secret: pulumi config set -s site --secret --path ssh.bastion.privateKey (read the value from a file or stdin, not the command line)",
             ].join("\n"),
         );
     });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatIssue } from "../../components/config/errors";
 import { acceptKeyscanLines, keyscanHostPart } from "../../components/config/hostKeys";
+import { parseFullConfig } from "../../components/config/namespaces";
 import { parseStackConfig } from "../../components/config/parse";
 
 // One message per mistake: a typo or a pasted ssh-keyscan line is reported once, by itself.
@@ -23,6 +24,24 @@ describe("config: a typo under ssh is its only error", () => {
     test("no ssh key at all still says ssh is required", () => {
         assert.deepEqual(errorsOf({ nodes, lvm }), [
             "ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)",
+        ]);
+    });
+});
+
+describe("config: the fix commands name the stack when it is known", () => {
+    test("pulumi config set -s <stack> and pulumi destroy -s <stack>", () => {
+        const stackErrors = (values: Record<string, unknown>, stack: string) => parseStackConfig(values, { stack }).errors.map(formatIssue);
+        assert.deepEqual(stackErrors({ nodes, lvm }, "prod"), [
+            "ssh: is required because lvm storages prepare nodes over SSH; set ssh.privateKey with: pulumi config set -s prod --secret --path ssh.privateKey < key (or ssh.agent: true when the key is in ssh-agent)",
+        ]);
+        assert.deepEqual(stackErrors({ ssh: { agent: true, privateKey: "k", hostKeys: { node1: key } }, nodes, lvm }, "acme/prod"), [
+            "ssh.agent: is true and ssh.privateKey is set too; set exactly one of ssh.privateKey (the key as a Pulumi secret: pulumi config set -s acme/prod --secret --path ssh.privateKey < key) and ssh.agent: true (the key in the ssh-agent of whoever runs pulumi)",
+        ]);
+        assert.deepEqual(parseStackConfig({ ssh: { privateKey: "k", hostKeys: { node1: key } }, nodes, lvm }, { stack: "prod", securePaths: ["ssh"] }).errors.map(formatIssue), [
+            "ssh: is one secure: value holding more than a credential; write its keys in clear and set each credential as a secret of its own (only ssh.privateKey, ssh.bastion.privateKey and iscsi[].chap.password are secrets), e.g. pulumi config set -s prod --secret --path ssh.privateKey",
+        ]);
+        assert.deepEqual(parseFullConfig({ "kubernetes:context": "x" }, { stack: "my stack" }).errors.map(formatIssue), [
+            "the stack sets no zcloud-storage: key, so the plan would delete every storage of the stack; check the stack file's config: map (to remove every storage on purpose, set zcloud-storage:lvm: [] and the other types, or run pulumi destroy -s 'my stack')",
         ]);
     });
 });

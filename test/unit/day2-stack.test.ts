@@ -130,7 +130,7 @@ describe("day-2 stack reading is plan's", () => {
         assert.equal(
             refusal(file),
             `${path.relative(process.cwd(), file)}: 1 config error(s):\n` +
-                "  - ssh.privateKey: is stored in clear text; set it as a secret: pulumi config set --secret --path ssh.privateKey (read the value from a file or stdin, not the command line)",
+                "  - ssh.privateKey: is stored in clear text; set it as a secret: pulumi config set -s clear --secret --path ssh.privateKey (read the value from a file or stdin, not the command line)",
         );
     });
 });

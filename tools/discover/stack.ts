@@ -28,8 +28,8 @@ export function loadDay2Stack(target: string): Day2Stack {
     } catch (e) {
         throw new Day2ConfigError((e as Error).message);
     }
-    const { values, secretKeys, securePaths } = loaded.config;
-    const result = parseFullConfig(values, { secretKeys: new Set(secretKeys), securePaths });
+    const { values, secretKeys, securePaths, stack } = loaded.config;
+    const result = parseFullConfig(values, { secretKeys: new Set(secretKeys), securePaths, stack });
     const shown = path.relative(process.cwd(), loaded.file) || loaded.file;
     if (!result.model) {
         throw new Day2ConfigError(`${shown}: ${result.errors.length} config error(s):\n${result.errors.map((i) => `  - ${formatIssue(i)}`).join("\n")}`);
