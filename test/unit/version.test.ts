@@ -61,3 +61,15 @@ test("docs/requirements.md installs each plugin at the version package.json pins
         }
     }
 });
+
+test("the version is one everywhere: package-lock.json's root, the docs' tarball name and --version sample", () => {
+    const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8"));
+    assert.deepEqual([lock.version, lock.packages[""].version], [pkg.version, pkg.version]);
+    const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
+    for (const file of ["README.md", "docs/library.md"]) {
+        const tarballs = [...read(file).matchAll(/zcloud-storage-(\d+\.\d+\.\d+)\.tgz/g)].map((m) => m[1]);
+        assert.ok(tarballs.length > 0, file);
+        assert.deepEqual([...new Set(tarballs)], [pkg.version], file);
+    }
+    assert.match(read("docs/tools.md"), new RegExp(`^zcloud-storage ${pkg.version.replace(/\./g, "\\.")}$`, "m"));
+});
