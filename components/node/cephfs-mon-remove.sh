@@ -60,7 +60,8 @@ ck_unchanged="mon.$mv_mon stays in the monmap and its workload stays"
 ck_die() { mv_die "$@"; }
 ck_usage() { mv_usage; }
 
-# mv_admin_pod: the name of a running admin pod that is not being deleted, or nothing.
+# mv_admin_pod: the name of a running admin pod that is not being deleted, or nothing (as the
+# gates pick one; not moved into cephfs-kube.sh, whose every change runs every gate once more).
 mv_admin_pod() {
     ck_kubectl get pods --selector "$mv_admin" --field-selector status.phase=Running \
         --output 'jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' |

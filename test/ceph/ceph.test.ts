@@ -13,6 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, KEY_NAMES, missingPrerequisites, RunResult, waitFor } from "./cluster";
 import { diffPlans } from "../../tools/plan/diff";
+import { runPlannedLocalCommand } from "./localCommand";
 import { CephPlan, PlannedContainer, withDevices } from "./planned";
 import { performCopies } from "../helpers/planned";
 import { cephScriptSetName, cephScriptText } from "../../components/cephfs/scripts";
@@ -122,64 +123,9 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
     /** OSD workload names (= Deployment names) by device key. */
     const osdWorkload: Record<string, string> = {};
 
-    /**
-     * Runs a planned local command string as the command provider would (`/bin/sh -c <command>`,
-     * its environment) with fake-kubectl.sh as kubectl, which serves the planned script-set
-     * ConfigMaps of `from` and `exec`s in the test cluster with the admin container's env;
-     * `prepare` fills its pods/ and nodes/ directories. Returns the result and the kubectl argv it made.
-     */
-    async function runLocalCommand(command: string, environment: Record<string, string> | undefined, from: CephPlan, prepare: (dir: string) => void = () => undefined): Promise<{ r: RunResult; calls: string[][] }> {
-        const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "kubectl-"));
-        fs.symlinkSync(path.join(__dirname, "fake-kubectl.sh"), path.join(dir, "kubectl"));
-        fs.mkdirSync(path.join(dir, "pods"));
-        fs.mkdirSync(path.join(dir, "nodes"));
-        // the script-set ConfigMaps as the API server holds them once `pulumi up` made them
-        for (const [name, data] of Object.entries(from.scriptSets)) {
-            fs.mkdirSync(path.join(dir, "configmaps", name), { recursive: true });
-            for (const [key, text] of Object.entries(data)) fs.writeFileSync(path.join(dir, "configmaps", name, key), text);
-        }
-        prepare(dir);
-        const adminEnv = c.env();
-        fs.writeFileSync(path.join(dir, "admin.env"), Object.entries(adminEnv).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
-        const log = path.join(dir, "calls");
-        fs.writeFileSync(log, "");
-        const started = Date.now();
-        const r = await new Promise<RunResult>((resolve, reject) => {
-            const child = spawn("/bin/sh", ["-c", command], {
-                env: {
-                    PATH: `${dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-                    ...(environment ?? {}),
-                    ZCLOUD_TEST_KUBECTL_LOG: log,
-                    ZCLOUD_TEST_ADMIN_POD: ADMIN_POD,
-                    ZCLOUD_TEST_ADMIN_ENV: path.join(dir, "admin.env"),
-                    ZCLOUD_TEST_NSPID: String(c.nsTarget),
-                    ZCLOUD_TEST_PODS: path.join(dir, "pods"),
-                    ZCLOUD_TEST_NODES: path.join(dir, "nodes"),
-                    ZCLOUD_TEST_CONFIGMAPS: path.join(dir, "configmaps"),
-                },
-                stdio: ["ignore", "pipe", "pipe"],
-            });
-            let stdout = "";
-            let stderr = "";
-            child.stdout.on("data", (d) => (stdout += String(d)));
-            child.stderr.on("data", (d) => (stderr += String(d)));
-            const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
-            child.on("error", reject);
-            child.on("close", (code) => {
-                clearTimeout(timer);
-                resolve({ code, stdout, stderr, ms: Date.now() - started });
-            });
-        });
-        c.transcript.push(r.stdout, r.stderr);
-        const words = fs.readFileSync(log, "utf8").split("\0");
-        const calls: string[][] = [];
-        for (let i = 0; i < words.length - 1; ) {
-            const n = Number(words[i]);
-            calls.push(words.slice(i + 1, i + 1 + n));
-            i += 1 + n;
-        }
-        return { r, calls };
-    }
+    /** A planned local command run as the command provider would (test/ceph/localCommand.ts), with this file's admin pod. */
+    const runLocalCommand = (command: string, environment: Record<string, string> | undefined, from: CephPlan, prepare: (dir: string) => void = () => undefined) =>
+        runPlannedLocalCommand(c, command, environment, from, ADMIN_POD, prepare);
 
     /**
      * Runs the planned delete of the drain resource of (device key, node) as the local command
@@ -428,7 +374,10 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const job = plan.container(`${FS}-filesystem`, "filesystem");
         assert.deepEqual(scriptArgv(job.command), ["/etc/zcloud/scripts/ceph-fs.sh", "apply", "--fs", FS, "--hosts", "2", "--replicas", "2"]);
         const first = ok(await c.container(job, { timeoutMs: 240_000 }));
-        assert.deepEqual(decisions(first.stdout), [
+        // the manager's pool `.mgr`, once the mgr made it, is sized like the storage's (ceph.conf's default made it so already)
+        const mgrPool = (text: string) => decisions(text).filter((l) => l.startsWith("zcloud: pool .mgr: "));
+        assert.ok([[], ["zcloud: pool .mgr: size is 2", "zcloud: pool .mgr: min_size is 1"]].some((x) => JSON.stringify(x) === JSON.stringify(mgrPool(first.stdout))), first.stdout);
+        assert.deepEqual(decisions(first.stdout).filter((l) => !l.startsWith("zcloud: pool .mgr: ")), [
             "zcloud: shared-fs: replicas 2, min_size 1 for 2 host(s)",
             "zcloud: pool shared-fs-metadata: created",
             "zcloud: pool shared-fs-metadata: size is 2",

@@ -50,6 +50,8 @@ case "${1:-} ${2:-}" in
             "--output jsonpath={.data.cephfs-osd-remove\.sh}") key=cephfs-osd-remove.sh ;;
             "--output jsonpath={.data.ceph-gate\.sh}") key=ceph-gate.sh ;;
             "--output jsonpath={.data.cephfs-gate\.sh}") key=cephfs-gate.sh ;;
+            "--output jsonpath={.data.ceph-mon-remove\.sh}") key=ceph-mon-remove.sh ;;
+            "--output jsonpath={.data.cephfs-mon-remove\.sh}") key=cephfs-mon-remove.sh ;;
             "--output jsonpath={.data.ceph-library\.sh}") key=ceph-library.sh ;;
             *) die "get configmap: unexpected $*" ;;
         esac

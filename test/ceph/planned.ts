@@ -68,6 +68,8 @@ export interface TierStack {
     wipeStorage: string;
     wipeHosts: Record<string, string[]>;
     kubeContext: string;
+    /** The main storage's `replicas`, when the config sets it (left out: its default). */
+    replicas?: number;
 }
 
 export function tierStackYaml(s: TierStack): string {
@@ -80,7 +82,7 @@ export function tierStackYaml(s: TierStack): string {
             "zcloud-storage:ssh": { user: "root", privateKey: { secure: "v1:ceph-tier" } },
             "zcloud-storage:nodes": nodes,
             "zcloud-storage:cephfs": [
-                { name: s.storage, hosts: s.hosts },
+                { name: s.storage, hosts: s.hosts, ...(s.replicas === undefined ? {} : { replicas: s.replicas }) },
                 { name: s.wipeStorage, hosts: s.wipeHosts, wipe: true },
             ],
         },
@@ -171,6 +173,13 @@ export class CephPlan {
     gate(name: string): PlannedGate {
         const inputs = this.resource(name, "command:local:Command").inputs as unknown as PlannedGate;
         assert.equal(typeof inputs.create, "string");
+        return inputs;
+    }
+
+    /** The leave local command of mon `id` (its delete takes the mon out of the monmap). */
+    monLeave(id: string): PlannedDrain {
+        const inputs = this.resource(`${this.stack.storage}-mon-${id}-leave`, "command:local:Command").inputs as unknown as PlannedDrain;
+        assert.equal(typeof inputs.delete, "string");
         return inputs;
     }
 

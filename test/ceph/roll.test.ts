@@ -28,6 +28,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sleep, waitFor } from "./cluster";
+import { runPlannedLocalCommand } from "./localCommand";
 import { CephPlan, PlannedContainer } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
 import { cephRollSteps, CephRollStep } from "../../components/cephfs/gates";
@@ -42,6 +43,8 @@ const MONMAP_AES_CHECKS = aesCsiKeyChecks.filter((c) => c !== "AUTH_INSECURE_CLI
 const NODES = ["zc-roll-1", "zc-roll-2", "zc-roll-3"];
 const POOL = `${FS}-data`;
 const GATE_TIMEOUT = 180;
+/** The admin pod fake-kubectl.sh names for the drains and mon leaves. */
+const ADMIN_POD = `ceph-${FS}-admin-tier`;
 /** What a refusal adds while noout is set (ceph-gate.sh gt_noout_note). */
 const NOOUT = " - noout stays set \\(a stopped OSD is not marked out, its data not copied elsewhere\\) until a pulumi up gets past this storage's noout-unset gate; by hand, once every OSD is up: ceph osd unset noout \\(in an admin pod\\)";
 
@@ -456,6 +459,101 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             stopped.done = true;
             await b.stop();
         }
+    });
+
+    it("shrunk to one host (replicas: 1 set): the default's fewer copies refused first; both removed hosts' drains, started together, run one after the other; mons c then b leave the monmap; the quorum holds and every object reads back", async () => {
+        const t0 = Date.now();
+        const rados = (...args: string[]) => c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, ...args]);
+        fs.mkdirSync(path.join(c.tmp, "scratch"), { recursive: true });
+        const dir = fs.mkdtempSync(path.join(c.tmp, "scratch", "shrink-"));
+        const written: { name: string; sum: string }[] = [];
+        for (let i = 0; i < 12; i++) {
+            const file = path.join(dir, `obj-${i}`);
+            fs.writeFileSync(file, Buffer.from(Array.from({ length: 65536 }, (_, k) => (k * 31 + i * 7) % 251)));
+            ok(await rados("put", `shrink-${i}`, file));
+            written.push({ name: `shrink-${i}`, sum: sha(fs.readFileSync(file)) });
+        }
+        const one = { storage: FS, hosts: { [NODES[0]]: [devices[0]] }, wipeStorage: "roll-wipe", wipeHosts: { "zc-roll-9": ["/dev/disk/by-id/zc-roll-unused"] }, kubeContext: "ceph-tier" };
+        const [byDefault, onPurpose] = await Promise.all([CephPlan.plan(one), CephPlan.plan({ ...one, replicas: 1 })]);
+        const sizes = async () =>
+            (await c.cephJson<{ pool_name: string; size: number; min_size: number }[]>(["osd", "pool", "ls", "detail"])).map((p) => `${p.pool_name} ${p.size}/${p.min_size}`).sort();
+        const before = await sizes();
+        assert.deepEqual(before, [`${FS}-data 3/2`, `${FS}-metadata 3/2`, ".mgr 3/2"].sort());
+
+        // replicas left to its default (min(3, hosts) = 1): ceph-fs.sh refuses before any pool changes
+        const refused = await c.container(byDefault.container(`${FS}-filesystem`, "filesystem"), { timeoutMs: 120_000 });
+        assert.equal(refused.code, 1, `${refused.stdout}${refused.stderr}`);
+        assert.deepEqual(decisions(refused.stderr), [
+            `zcloud: pool ${FS}-metadata: refused: keeps size 3, min_size 2; the default for 1 host(s) is size 1, min_size 1: fewer copies are set only when the stack config sets cephfs replicas itself (replicas: 1, after checking that 1 copies are enough); nothing was changed`,
+        ]);
+        assert.deepEqual(await sizes(), before, "no pool changed");
+        // replicas: 1 in the config: the storage's pools and the manager's are lowered
+        const lowered = ok(await c.container(onPurpose.container(`${FS}-filesystem`, "filesystem"), { timeoutMs: 120_000 }));
+        assert.ok(decisions(lowered.stdout).includes(`zcloud: ${FS}: replicas 1, min_size 1 for 1 host(s) (replicas set in the config)`), lowered.stdout);
+        assert.deepEqual(await sizes(), [`${FS}-data 1/1`, `${FS}-metadata 1/1`, ".mgr 1/1"].sort());
+
+        // Pulumi's deletes: both hosts' drains in one round (test/plan/ceph-shrink.test.ts), started together here
+        const drainOf = async (i: number) => {
+            const node = NODES[i];
+            const drain = plan.drain(node, devices[i]);
+            const workload = cephNames(FS).osd(node, devices[i]);
+            const started = Date.now();
+            const { r } = await runPlannedLocalCommand(c, drain.delete, drain.environment, plan, ADMIN_POD, (d) => {
+                fs.writeFileSync(path.join(d, "nodes", node), devices[i]);
+                fs.writeFileSync(path.join(d, "pods", workload), String(c.daemonPid(`osd.${idOf[i]}`)));
+            });
+            return { node, r, started, ended: Date.now() };
+        };
+        const drained = await Promise.all([drainOf(1), drainOf(2)]);
+        for (const d of drained) assert.equal(d.r.code, 0, `${d.node}: ${d.r.stdout}${d.r.stderr}`);
+        const waited = drained.filter((d) => /waiting up to \d+s for the drain of zc-roll-\d \/dev\/\S+: drains of one storage run one at a time/.test(d.r.stdout));
+        assert.equal(waited.length, 1, drained.map((d) => d.r.stdout).join("\n"));
+        const first = drained.find((d) => d !== waited[0])!;
+        const held = decisions(waited[0].r.stdout).find((l) => l.includes("waiting up to"))!;
+        assert.ok(held.includes(`for the drain of ${first.node} ${devices[NODES.indexOf(first.node)]}:`), held);
+        // the waiting drain marked its OSD out only after the first one's purge and zap
+        const at = (text: string, re: RegExp) => decisions(text).findIndex((l) => re.test(l));
+        assert.ok(at(waited[0].r.stdout, /waiting up to/) < at(waited[0].r.stdout, / marked out;/), waited[0].r.stdout);
+        assert.ok(waited[0].ended > first.ended - 1000, "the waiting drain ends after the first");
+        for (const d of drained) {
+            const i = NODES.indexOf(d.node);
+            assert.ok(decisions(d.r.stdout).includes(`zcloud: ${d.node} ${devices[i]}: osd.${idOf[i]} drained, purged and zapped`), d.r.stdout);
+        }
+        figures.push(`shrink: two hosts' drains one after the other: ${drained.map((d) => `${d.node} ${((d.ended - d.started) / 1000).toFixed(1)} s`).join(", ")}`);
+        const tree = await c.cephJson<{ nodes: { id: number; type: string }[] }>(["osd", "tree"]);
+        assert.deepEqual(tree.nodes.filter((n) => n.type === "osd").map((n) => n.id), [idOf[0]]);
+
+        // then the mons' leaves, c before b (their dependency), each while the others hold a quorum
+        const quorum = async () => (await c.cephJson<{ quorum_names: string[]; monmap: { mons: { name: string }[] } }>(["quorum_status"]));
+        for (const [id, after] of [["c", ["a", "b"]], ["b", ["a"]]] as const) {
+            const leave = plan.monLeave(id);
+            const started = Date.now();
+            const { r, calls } = await runPlannedLocalCommand(c, leave.delete, leave.environment, plan, ADMIN_POD);
+            assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
+            assert.deepEqual(decisions(r.stdout), [`zcloud: mon.${id}: removed from the monmap`, `zcloud: mon.${id}: the quorum holds without it: [${after.join(",")}]`]);
+            assert.deepEqual(calls.map((x) => x.filter((w) => ["get", "exec", "configmap", "pods"].includes(w)).join(" ")), ["get configmap", "get configmap", "get configmap", "get pods", "exec"]);
+            const q = await quorum();
+            assert.deepEqual([q.quorum_names.sort(), q.monmap.mons.map((m) => m.name).sort()], [[...after], [...after]]);
+            // the removed mon's daemon stops by itself (it is no longer in the map); its Deployment's delete follows
+            await waitFor(`mon.${id}'s daemon to exit`, 60_000, async () => (c.daemonPid(`mon.${id}`) === undefined ? true : undefined), 500);
+            figures.push(`shrink: mon.${id} left the monmap in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+            // a second run (pulumi up again after a failure) finds nothing to do
+            const again = await runPlannedLocalCommand(c, leave.delete, leave.environment, plan, ADMIN_POD);
+            assert.deepEqual(decisions(again.r.stdout), [`zcloud: mon.${id}: not in the monmap; nothing to remove`]);
+        }
+        for (const o of written) {
+            const out = path.join(dir, `${o.name}.back`);
+            ok(await rados("get", o.name, out));
+            assert.equal(sha(fs.readFileSync(out)), o.sum, o.name);
+        }
+        // Health: one copy is what the config asked for (POOL_NO_REDUNDANCY); TOO_FEW_OSDS compares
+        // the one OSD with ceph.conf's osd_pool_default_size, which the tier's daemons still read
+        // from the three-host plan: the shrunk plan's ceph.conf, which the roll of every daemon
+        // carries on a real cluster, says 1.
+        assert.match(onPurpose.conf, /^osd_pool_default_size = 1$/m);
+        const health = await c.cephJson<{ checks: Record<string, unknown> }>(["health"]);
+        assert.deepEqual(Object.keys(health.checks).filter((k) => !MONMAP_AES_CHECKS.includes(k) && k !== "POOL_NO_REDUNDANCY" && k !== "TOO_FEW_OSDS").sort(), [], JSON.stringify(health.checks));
+        timings.push(["shrink to one host (refusal, pools lowered, two drains, two mons leave)", Date.now() - t0]);
     });
 });
 

@@ -49,7 +49,10 @@ fs_pool_set() {
         zc_log "pool $1" "$2 is $3"
         return 0
     fi
-    zcc_ceph osd pool set "$1" "$2" "$3" >/dev/null 2>&1 || zc_fail "pool $1" "set $2 $3"
+    # One copy is refused without the flag even with mon_allow_pool_size_one (ceph.conf sets it):
+    # the config asked for it (replicas 1, or one host).
+    if [ "$2" = size ] && [ "$3" = 1 ]; then set -- "$1" "$2" "$3" --yes-i-really-mean-it; fi
+    zcc_ceph osd pool set "$@" >/dev/null 2>&1 || zc_fail "pool $1" "set $2 $3"
     zc_log "pool $1" "$2 set to $3 (was ${fs_ps_now:-unset})"
 }
 
