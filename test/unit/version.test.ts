@@ -73,3 +73,17 @@ test("the version is one everywhere: package-lock.json's root, the docs' tarball
     }
     assert.match(read("docs/tools.md"), new RegExp(`^zcloud-storage ${pkg.version.replace(/\./g, "\\.")}$`, "m"));
 });
+
+test("CHANGELOG.md: Unreleased first, then the released version's heading, dated", () => {
+    const headings = [...fs.readFileSync(path.join(root, "CHANGELOG.md"), "utf8").matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    assert.equal(headings[0], "Unreleased");
+    const released = /^(\d+\.\d+\.\d+) - (\d{4}-\d{2}-\d{2})$/.exec(headings[1] ?? "");
+    assert.ok(released, `second heading: ${headings[1]}`);
+    assert.equal(released[1], pkg.version);
+    assert.equal(new Date(`${released[2]}T00:00:00Z`).toISOString().slice(0, 10), released[2]);
+    // Every later heading is a version too, dated, each older than the one above it.
+    const versions = headings.slice(1).map((h) => /^(\d+\.\d+\.\d+) - (\d{4}-\d{2}-\d{2})$/.exec(h));
+    assert.deepEqual(headings.slice(1).filter((_, i) => !versions[i]), []);
+    const dates = versions.map((v) => v![2]);
+    assert.deepEqual(dates, [...dates].sort().reverse());
+});
