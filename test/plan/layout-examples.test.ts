@@ -117,3 +117,32 @@ describe("examples/layouts plan as their headers claim", () => {
         });
     }
 });
+
+describe("docs/examples.md tells the layouts as they are", () => {
+    const guide = fs.readFileSync(path.join(root, "docs", "examples.md"), "utf8");
+
+    test("its table of what each plans matches each file's header", () => {
+        for (const file of layouts) {
+            const claim = claimOf(fs.readFileSync(path.join(dir, file), "utf8"));
+            const row = guide.split("\n").find((l) => l.startsWith(`| ${file} |`));
+            assert.ok(row, `docs/examples.md has a row for ${file}`);
+            const [resources, storageClasses, advisories, policies] = row.split("|").slice(2, 6).map((c) => c.trim());
+            assert.deepEqual(
+                { resources: Number(resources), storageClasses: storageClasses.split(/,\s*/), advisories: Number(advisories), policies },
+                { resources: claim.resources, storageClasses: claim.storageClasses, advisories: claim.advisories, policies: claim.policies },
+                file,
+            );
+            assert.ok(guide.includes(`(../examples/layouts/${file})`), `docs/examples.md links ${file}`);
+        }
+    });
+
+    test("its commands set every secret placeholder of every layout", () => {
+        const block = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("pulumi stack init"));
+        assert.ok(block, "a block with pulumi stack init");
+        const stack = /pulumi stack init (\S+)/.exec(block)![1];
+        const set = new Set([...block.matchAll(new RegExp(`pulumi config set -s ${stack} --secret --path '?([^' ]+)'? <`, "g"))].map((m) => m[1].replace(/^zcloud-storage:/, "")));
+        const secure = new Set(layouts.flatMap((f) => parseStackYaml(fs.readFileSync(path.join(dir, f), "utf8"), "x").securePaths ?? []).map((p) => p.replace(/^zcloud-storage:/, "")));
+        assert.deepEqual([...set].sort(), [...secure].sort());
+        assert.ok(guide.includes(`cp examples/layouts/`) && guide.includes(`stacks/Pulumi.${stack}.yaml`), "the copy lands in stacks/ under the stack's name");
+    });
+});
