@@ -41,8 +41,8 @@ const usage = `usage: npm run plan -- <stack|file> [--json] [--diff <stack|file>
   --program FILE              plan your own Pulumi program (a module that uses the components)
                               with the stack's config, instead of this project's index.ts, as the
                               project named in the first Pulumi.yaml of its directory or above
-  --project NAME              plan the program as Pulumi project NAME instead (new pulumi.Config()
-                              reads NAME:... keys; a stack file key without a namespace is NAME's)
+  --project NAME              plan the program as Pulumi project NAME instead (the program's own
+                              config reads NAME:... keys; a stack file key without a namespace is NAME's)
   --over-config-limit         plan a config too big for Pulumi to pass to the program (over 128 KiB:
                               pulumi preview/up cannot start it) anyway: to measure, or before a split
   --version      print this version, every image it deploys and the Pulumi packages and plugins

@@ -417,50 +417,6 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         await waitFor(`osd.${o1} up`, 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
     });
 
-    it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {
-        await c.stop();
-        const b = CephTestCluster.create(tierRoot(TIER_RELEASE));
-        const stopped = { done: false };
-        try {
-            const devs = ["a", "b", "c"].map((n) => b.loop(`once-osd-${n}`, 3072));
-            const once = await CephPlan.plan({ ...plan.stack, hosts: Object.fromEntries(NODES.map((n, i) => [n, [devs[i]]])) });
-            await b.boot(once, Object.values(once.monIps).filter((ip) => ip !== once.monIps.a));
-            const t0 = Date.now();
-            const pods: Promise<void>[] = [];
-            for (const id of ["a", "b", "c"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mon-${id}`, "mon-init"), () => b.cephDaemon("mon", id), stopped));
-            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mgr-${id}`, "keyring"), () => b.cephDaemon("mgr", id), stopped));
-            // The tier's "nodes" share one host's /var/lib/ceph: two OSD prepares at once would
-            // share ceph-osd.sh's bootstrap keyring file (one removes it under the other). So here
-            // an OSD starts once the one before it is up; on real nodes they would start together.
-            let previousUp: Promise<unknown> = Promise.resolve();
-            for (const [i, w] of b.osdWorkloads().entries()) {
-                const after = previousUp;
-                previousUp = (async () => {
-                    await after;
-                    await kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped);
-                    await waitFor(`osd.${i} up`, 300_000, async () => ((await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]).catch(() => ({ num_up_osds: -1 }))).num_up_osds > i ? true : undefined), 500);
-                })();
-                pods.push(previousUp as Promise<void>);
-            }
-            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mds-${id}`, "keyring"), () => b.cephDaemon("mds", id), stopped));
-            const job = kubeletPod(b, once.container(`${FS}-filesystem`, "filesystem"), undefined, stopped);
-            await job;
-            await waitFor("every PG active and clean", 300_000, async () => {
-                const pg = await pgCounts(b).catch(() => undefined);
-                return pg && pg.total > 0 && pg.clean === pg.total ? true : undefined;
-            }, 500);
-            const onceMs = Date.now() - t0;
-            const chainMs = timings.find(([w]) => w.startsWith("create in the roll's order"))![1];
-            timings.push(["create all at once (kubelet back-off on failures)", onceMs]);
-            figures.push(`creation: in the roll's order ${(chainMs / 1000).toFixed(1)} s, all at once ${(onceMs / 1000).toFixed(1)} s`);
-            const st = await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]);
-            assert.equal(st.num_up_osds, 3);
-        } finally {
-            stopped.done = true;
-            await b.stop();
-        }
-    });
-
     it("shrunk to one host (replicas: 1 set): the default's fewer copies refused first; both removed hosts' drains, started together, run one after the other; mons c then b leave the monmap; the quorum holds and every object reads back", async () => {
         const t0 = Date.now();
         const rados = (...args: string[]) => c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, ...args]);
@@ -554,6 +510,50 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         const health = await c.cephJson<{ checks: Record<string, unknown> }>(["health"]);
         assert.deepEqual(Object.keys(health.checks).filter((k) => !MONMAP_AES_CHECKS.includes(k) && k !== "POOL_NO_REDUNDANCY" && k !== "TOO_FEW_OSDS").sort(), [], JSON.stringify(health.checks));
         timings.push(["shrink to one host (refusal, pools lowered, two drains, two mons leave)", Date.now() - t0]);
+    });
+
+    it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {
+        await c.stop();
+        const b = CephTestCluster.create(tierRoot(TIER_RELEASE));
+        const stopped = { done: false };
+        try {
+            const devs = ["a", "b", "c"].map((n) => b.loop(`once-osd-${n}`, 3072));
+            const once = await CephPlan.plan({ ...plan.stack, hosts: Object.fromEntries(NODES.map((n, i) => [n, [devs[i]]])) });
+            await b.boot(once, Object.values(once.monIps).filter((ip) => ip !== once.monIps.a));
+            const t0 = Date.now();
+            const pods: Promise<void>[] = [];
+            for (const id of ["a", "b", "c"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mon-${id}`, "mon-init"), () => b.cephDaemon("mon", id), stopped));
+            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mgr-${id}`, "keyring"), () => b.cephDaemon("mgr", id), stopped));
+            // The tier's "nodes" share one host's /var/lib/ceph: two OSD prepares at once would
+            // share ceph-osd.sh's bootstrap keyring file (one removes it under the other). So here
+            // an OSD starts once the one before it is up; on real nodes they would start together.
+            let previousUp: Promise<unknown> = Promise.resolve();
+            for (const [i, w] of b.osdWorkloads().entries()) {
+                const after = previousUp;
+                previousUp = (async () => {
+                    await after;
+                    await kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped);
+                    await waitFor(`osd.${i} up`, 300_000, async () => ((await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]).catch(() => ({ num_up_osds: -1 }))).num_up_osds > i ? true : undefined), 500);
+                })();
+                pods.push(previousUp as Promise<void>);
+            }
+            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mds-${id}`, "keyring"), () => b.cephDaemon("mds", id), stopped));
+            const job = kubeletPod(b, once.container(`${FS}-filesystem`, "filesystem"), undefined, stopped);
+            await job;
+            await waitFor("every PG active and clean", 300_000, async () => {
+                const pg = await pgCounts(b).catch(() => undefined);
+                return pg && pg.total > 0 && pg.clean === pg.total ? true : undefined;
+            }, 500);
+            const onceMs = Date.now() - t0;
+            const chainMs = timings.find(([w]) => w.startsWith("create in the roll's order"))![1];
+            timings.push(["create all at once (kubelet back-off on failures)", onceMs]);
+            figures.push(`creation: in the roll's order ${(chainMs / 1000).toFixed(1)} s, all at once ${(onceMs / 1000).toFixed(1)} s`);
+            const st = await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]);
+            assert.equal(st.num_up_osds, 3);
+        } finally {
+            stopped.done = true;
+            await b.stop();
+        }
     });
 });
 
