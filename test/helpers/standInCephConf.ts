@@ -26,3 +26,24 @@ awk -v key="$4" '
         { mode: 0o755 },
     );
 }
+
+/**
+ * A stand-in `ceph` in `dir` for the Ceph scripts' unit tests: drops the leading options
+ * (`--conf`, `--name`, `--keyfile`, `--connect-timeout`, each with its value), records the rest
+ * as one line in `dir/calls`, answers by `cases` (shell `case "$*" in` branches), and fails on any
+ * other call.
+ */
+export function writeStandInCeph(dir: string, cases: string): void {
+    fs.writeFileSync(
+        path.join(dir, "ceph"),
+        `#!/bin/sh
+while [ "\${1#--}" != "$1" ]; do shift 2; done
+echo "$*" >>"${dir}/calls"
+case "$*" in
+${cases}
+    *) echo "unexpected: $*" >&2; exit 1 ;;
+esac
+`,
+        { mode: 0o755 },
+    );
+}

@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { cephLibraryBundle, cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
-import { writeStandInCephConf } from "../helpers/standInCephConf";
+import { writeStandInCeph, writeStandInCephConf } from "../helpers/standInCephConf";
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-gate.sh");
 const usage =
@@ -66,13 +66,9 @@ function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {
     writeStandInCephConf(dir);
     fs.writeFileSync(path.join(dir, "answers"), okToStop.join("\n") + "\n");
     const tree = JSON.stringify({ nodes: [{ id: -2, name: "n1", type: "host", children: [1, 0] }, { id: 0, name: "osd.0", type: "osd" }, { id: 1, name: "osd.1", type: "osd" }] });
-    fs.writeFileSync(
-        path.join(dir, "ceph"),
-        `#!/bin/sh
-while [ "\${1#--}" != "$1" ]; do shift 2; done
-echo "$*" >>"${dir}/calls"
-case "$*" in
-${Object.entries(answers).map(([k, v]) => `    "${k}") echo '${v}' ;;`).join("\n")}
+    writeStandInCeph(
+        dir,
+        `${Object.entries(answers).map(([k, v]) => `    "${k}") echo '${v}' ;;`).join("\n")}
     fsid) echo ${fsid[1]} ;;
     "osd tree --format json") echo '${tree}' ;;
     "fs dump --format json") echo '${JSON.stringify(fsDump)}' ;;
@@ -82,11 +78,7 @@ ${Object.entries(answers).map(([k, v]) => `    "${k}") echo '${v}' ;;`).join("\n
         a=$(grep -c 'ok-to-stop' "${dir}/calls")
         line=$(sed -n "\${a}p" "${dir}/answers"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/answers")
         echo "\${line#*|}" >&2
-        exit "\${line%%|*}" ;;
-    *) echo "unexpected: $*" >&2; exit 1 ;;
-esac
-`,
-        { mode: 0o755 },
+        exit "\${line%%|*}" ;;`,
     );
     return {
         env: { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0" },

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { writeStandInCephConf } from "../helpers/standInCephConf";
+import { writeStandInCeph, writeStandInCephConf } from "../helpers/standInCephConf";
 
 const script = path.join(__dirname, "../../components/node/ceph/ceph-mon-remove.sh");
 const fsid = "0b6f2c4e-5d1a-4f3e-9c7b-2a8d1e6f4b90";
@@ -27,22 +27,14 @@ function standInCeph(states: string[]): { env: Record<string, string>; calls: ()
         return JSON.stringify({ quorum_names: quorum, monmap: { mons: mons.map((name) => ({ name })) } });
     };
     fs.writeFileSync(path.join(dir, "states"), states.map(json).join("\n") + "\n");
-    fs.writeFileSync(
-        path.join(dir, "ceph"),
-        `#!/bin/sh
-while [ "\${1#--}" != "$1" ]; do shift 2; done
-echo "$*" >>"${dir}/calls"
-case "$*" in
-    fsid) echo ${fsid} ;;
+    writeStandInCeph(
+        dir,
+        `    fsid) echo ${fsid} ;;
     "quorum_status --format json")
         n=$(grep -c '^quorum_status' "${dir}/calls")
         line=$(sed -n "\${n}p" "${dir}/states"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/states")
         echo "$line" ;;
-    "mon remove "*) ;;
-    *) echo "unexpected: $*" >&2; exit 1 ;;
-esac
-`,
-        { mode: 0o755 },
+    "mon remove "*) ;;`,
     );
     return {
         env: { PATH: `${dir}:/usr/bin:/bin`, CEPH_CONF: path.join(dir, "ceph.conf"), ZCLOUD_CEPH_KEYS: dir, ZCLOUD_CEPH_POLL: "0", ZCLOUD_CEPH_TIMEOUT: "5" },
