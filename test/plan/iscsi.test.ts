@@ -110,7 +110,7 @@ describe("iSCSI graph", () => {
         assert.deepEqual(csiDriver.spec, { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ["Persistent"] });
     });
 
-    test("driverd's startup probe outlasts a lockspace rejoin after a node's unclean stop (166.5 s measured, docs/drivers.md)", () => {
+    test("driverd's startup probe outlasts a lockspace rejoin after a node's unclean stop (166.5 s measured, test/drivers/README.md)", () => {
         // lvmctrld serves, and driverd's socket appears, only once the node holds the VG's lockspace;
         // after a reboot sanlock first waits out the host id's lease of the boot before.
         const node = (resourceNamed(run(), "csi-sanlock-lvm-node", DAEMON_SET).inputs as any).spec.template.spec;

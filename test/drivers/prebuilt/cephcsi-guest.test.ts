@@ -4,7 +4,7 @@
  * 6.1 kernel has).
  *
  * The binary is handed in: ZCLOUD_CEPHCSI_BIN (cephcsi built with cgo against the Ceph tier's
- * 20.2.4 libraries; docs/drivers.md). The Ceph tier's cluster runs on this host (its namespace,
+ * 20.2.4 libraries; test/drivers/README.md). The Ceph tier's cluster runs on this host (its namespace,
  * test/ceph/cluster.ts) and the provisioner pod's csi-cephfsplugin runs there as in
  * cephcsi.test.ts. The node plugin runs in a QEMU guest (test/vm/harness.ts):
  *

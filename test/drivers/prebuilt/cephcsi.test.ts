@@ -2,7 +2,7 @@
  * drivers-prebuilt tier: ceph-csi's CephFS driver as we render it, against a real Ceph cluster.
  *
  * The binary is handed in: ZCLOUD_CEPHCSI_BIN (cephcsi built with cgo against the librados,
- * libcephfs and librbd of the Ceph tier's release; docs/drivers.md says how it was built). It runs
+ * libcephfs and librbd of the Ceph tier's release; test/drivers/README.md says how it was built). It runs
  * inside the Ceph tier's namespace and chroot (test/ceph/cluster.ts), so it links the same
  * libraries the daemons run. The cluster is brought up by the planned containers as the Ceph tier
  * does: mon, keyrings, mgr, mds, two OSDs, the filesystem Job (pools, file system, subvolume group,
@@ -31,7 +31,7 @@ import { CephCsiRig, DRIVER, FS, GiB, NODES, bootCephCsi, ok, show } from "./cep
 const csiSanityVersion = "5.6.0";
 /**
  * csi-sanity specs that fail on ceph-csi's own behaviour, whatever is rendered (checked against
- * the driver's log in the run recorded in docs/drivers.md); everything else must pass.
+ * the driver's log in the run recorded in test/drivers/README.md); everything else must pass.
  */
 const knownDriverFailures: { spec: string; why: string }[] = [
     { spec: "should fail when volume with single node single writer access mode is already mounted at a different target path", why: "ceph-csi does not refuse a second target path for SINGLE_NODE_SINGLE_WRITER (CephFS is shared); the leftover mount breaks every later spec's setup" },
@@ -72,7 +72,7 @@ describe("drivers-prebuilt: ceph-csi (CephFS) as rendered against a real Ceph cl
 
     before(async () => {
         bin = process.env.ZCLOUD_CEPHCSI_BIN ?? "";
-        if (!bin) throw new Error("ZCLOUD_CEPHCSI_BIN is not set: hand in a cephcsi binary built against the Ceph tier's libraries (docs/drivers.md, ceph-csi)");
+        if (!bin) throw new Error("ZCLOUD_CEPHCSI_BIN is not set: hand in a cephcsi binary built against the Ceph tier's libraries (test/drivers/README.md, ceph-csi)");
         if (!fs.existsSync(bin)) throw new Error(`ZCLOUD_CEPHCSI_BIN=${bin} does not exist`);
         const sanity = path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`, "csi-sanity");
         if (!fs.existsSync(sanity)) throw new Error(`${sanity} is missing: run sh test/drivers/build-drivers.sh`);
