@@ -88,6 +88,8 @@ export function cephNames(storage: string) {
         mds: (id: string) => `${base}-mds-${id}`,
         admin: `${base}-admin`,
         filesystem: `${base}-fs`,
+        /** Monitoring on: the Job that turns the managers' prometheus module on, and the managers' metrics Service. */
+        metrics: `${base}-metrics`,
         /**
          * OSD workload of (node, device): keyed by the declared path, so removing any device
          * removes exactly its workload. A renamed path is a new workload; its old drain keeps

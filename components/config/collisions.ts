@@ -51,6 +51,7 @@ function cephStorageNames(i: number, storage: string, hosts: string[]): DerivedN
         [n.csiSecret, "CSI Secret"],
         [n.admin, "admin DaemonSet"],
         [n.filesystem, "filesystem Job"],
+        [n.metrics, "metrics Job and Service"],
         ...monPlacement(hosts).map((m): [string, string] => [n.mon(m.id), `mon ${m.id}`]),
         ...mgrIds(hosts.length).map((id): [string, string] => [n.mgr(id), `mgr ${id}`]),
         ...mdsIds.map((id): [string, string] => [n.mds(id), `mds ${id}`]),

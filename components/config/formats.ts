@@ -23,6 +23,18 @@ export function isDnsSubdomain(value: string): boolean {
 
 const hostnameLabel = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
 
+/** A Kubernetes label value: empty, or up to 63 of [A-Za-z0-9_.-], alphanumeric at both ends. */
+export function isLabelValue(value: string): boolean {
+    return value === "" || (value.length <= 63 && /^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/.test(value));
+}
+
+/** A Kubernetes label key: an optional DNS subdomain prefix and `/`, then a name like a label value. */
+export function isLabelKey(value: string): boolean {
+    const slash = value.lastIndexOf("/");
+    const [prefix, name] = slash < 0 ? [undefined, value] : [value.slice(0, slash), value.slice(slash + 1)];
+    return name !== "" && isLabelValue(name) && (prefix === undefined || isDnsSubdomain(prefix));
+}
+
 export function isHostname(value: string): boolean {
     if (value.length === 0 || value.length > 253) {
         return false;

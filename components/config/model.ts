@@ -4,6 +4,7 @@
  * strings here; the program wraps them with pulumi.secret before they reach any resource.
  */
 
+import type { AlertThresholds, MonitoringConfig } from "./monitoring";
 import type { SharableDriverType, SharedResources } from "./sharing";
 
 export type StorageType = "lvm" | "cephfs" | "iscsi" | "nfs";
@@ -47,6 +48,8 @@ interface StorageBase {
     /** StorageClass name; unique across all types. */
     name: string;
     default: boolean;
+    /** The storage's alert thresholds, resolved; present only while monitoring is on. */
+    alerts?: AlertThresholds;
 }
 
 export interface ThinConfig {
@@ -130,6 +133,8 @@ export interface StackModel {
     cephfs: CephFsConfig[];
     iscsi: IscsiConfig[];
     nfs: NfsConfig[];
+    /** Absent: monitoring is off and nothing of it is deployed (docs/monitoring.md). */
+    monitoring?: MonitoringConfig;
 }
 
 export const defaultNamespace = "zcloud-storage";

@@ -3,6 +3,7 @@ import { ConfigIssue, keyPath, pulumiCommand } from "./errors";
 import { acceptKeyscanLines } from "./hostKeys";
 import { Secrecy, isAtOrUnder, scrub, secureValueProblem, showValue } from "./secrets";
 import { CephFsConfig, IscsiConfig, StackModel, defaultNamespace } from "./model";
+import { AlertThresholds, AlertsInput, mergeThresholds, monitoringIssues, monitoringModel } from "./monitoring";
 import { allRules, configWarnings } from "./rules";
 import { SharableDriverType, sharingIssues, sharingWarnings } from "./sharing";
 import { StackParsed, cephfsSchema, iscsiSchema, lvmSchema, nfsSchema, nodeSchema, stackSchema } from "./schema";
@@ -165,7 +166,7 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
             issues.push(unknownKeyIssue([], key, allowed));
         }
     }
-    const section = <K extends "namespace" | "imageRegistry" | "ssh" | "sharedResources" | "drivers">(key: K) =>
+    const section = <K extends "namespace" | "imageRegistry" | "ssh" | "sharedResources" | "drivers" | "monitoring">(key: K) =>
         parseWith(shape[key] as z.ZodType, values[key], [key], ctx) as z.output<(typeof shape)[K]> | undefined;
     const nodes: StackParsed["nodes"] = ownRecord([]);
     // Every name under nodes, valid entry or not: an invalid entry is reported once, by itself.
@@ -210,6 +211,7 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
         // Only when set: a stack without these keys parses to the same model as before they existed.
         ...present("sharedResources", section("sharedResources")),
         ...present("drivers", section("drivers")),
+        ...present("monitoring", section("monitoring")),
     };
     return { parsed, declaredNodes };
 }
@@ -245,7 +247,20 @@ function secretLeafIssues(c: StackParsed, isSecure: (path: string) => boolean, s
         }));
 }
 
-function toModel(c: StackParsed): StackModel {
+/**
+ * A storage's thresholds resolved (the stack's, then its own) while monitoring is on; with it off
+ * no storage carries `alerts` (validation refuses them), so the model is as before monitoring.
+ */
+function resolveAlerts(stackAlerts: AlertThresholds | undefined) {
+    return <T extends { alerts?: AlertsInput }>(s: T): Omit<T, "alerts"> & { alerts?: AlertThresholds } => {
+        const { alerts: written, ...rest } = s;
+        return stackAlerts ? { ...rest, alerts: mergeThresholds(stackAlerts, written) } : rest;
+    };
+}
+
+function toModel(parsed: StackParsed): StackModel {
+    const monitoring = parsed.monitoring && monitoringModel(parsed.monitoring);
+    const c = { ...parsed, lvm: parsed.lvm.map(resolveAlerts(monitoring?.alerts)), cephfs: parsed.cephfs.map(resolveAlerts(monitoring?.alerts)), iscsi: parsed.iscsi.map(resolveAlerts(monitoring?.alerts)), nfs: parsed.nfs.map(resolveAlerts(monitoring?.alerts)) };
     const hosts = <T extends { hosts: Record<string, string[]> }>(s: T): T => ({ ...s, hosts: ownRecord(Object.entries(s.hosts)) });
     const cephfs: CephFsConfig[] = c.cephfs.map((s) => ({
         ...hosts(s),
@@ -261,10 +276,11 @@ function toModel(c: StackParsed): StackModel {
         hostKeys: ownRecord(Object.entries(c.ssh.hostKeys)),
         bastion: c.ssh.bastion && { ...c.ssh.bastion, user: c.ssh.bastion.user ?? c.ssh.user },
     };
-    const { drivers, ...rest } = c;
+    const { drivers, monitoring: _written, ...rest } = c;
     return {
         ...rest,
         ...present("drivers", drivers as SharableDriverType[] | undefined),
+        ...present("monitoring", monitoring),
         nodes: ownRecord(Object.entries(c.nodes)),
         lvm: c.lvm.map(hosts),
         ssh,
@@ -293,6 +309,7 @@ export function parseStackConfig(values: Record<string, unknown>, options: Parse
         errors.push(...rule(parsed, { declaredNodes, sshDeclared: values.ssh !== undefined, stack }));
     }
     errors.push(...sharingIssues(parsed));
+    errors.push(...monitoringIssues(parsed, values.monitoring !== undefined));
     if (securePaths) {
         errors.push(...securePaths.flatMap((path) => {
             const message = secureValueProblem(path, stack);

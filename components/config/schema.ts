@@ -1,6 +1,7 @@
 import { z } from "zod";
 import * as f from "./formats";
 import { defaultNamespace } from "./model";
+import { alertsSchema, monitoringSchema } from "./monitoring";
 import { driversSchema, sharedResourcesSchema } from "./sharing";
 import { didYouMean } from "./suggest";
 
@@ -150,6 +151,7 @@ export const lvmSchema = z.strictObject({
     hosts,
     wipe: deviceWipe,
     thin: thinSchema.optional(),
+    alerts: alertsSchema.optional(),
 });
 
 export const cephfsSchema = z.strictObject({
@@ -170,6 +172,7 @@ export const cephfsSchema = z.strictObject({
             message: 'must be "aes256" (an AES-256 key for the CSI user, read only by Linux 7.0 and later on every node that mounts the volumes, docs/cephfs.md "Keys on Ceph 20"), or left out (AES-128)',
         })
         .optional(),
+    alerts: alertsSchema.optional(),
 });
 
 const portal = described((v) => {
@@ -206,6 +209,7 @@ export const iscsiSchema = z.strictObject({
     chap: chapSchema.optional(),
     initiators: z.array(z.string()).min(1, { message: "must list at least one node that logs in to the target" }),
     wipe,
+    alerts: alertsSchema.optional(),
 });
 
 /** What is wrong with one NFS mount option, or undefined when it is fine. */
@@ -258,6 +262,7 @@ export const nfsSchema = z.strictObject({
         })
         .default("archive"),
     mountOptions: z.array(described(nfsMountOptionProblem)).default([]),
+    alerts: alertsSchema.optional(),
 });
 
 const namespace = storageName.refine((v) => !f.systemNamespaces.includes(v), {
@@ -278,6 +283,7 @@ export const stackSchema = z.strictObject({
     nfs: z.array(nfsSchema).default([]),
     sharedResources: sharedResourcesSchema.optional(),
     drivers: driversSchema.optional(),
+    monitoring: monitoringSchema.optional(),
 });
 
 export type StackInput = z.input<typeof stackSchema>;

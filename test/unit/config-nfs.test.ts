@@ -63,7 +63,7 @@ describe("nfs config: errors name their key path", () => {
             { path: "nfs[0].mountOptions[3]", message: "vers must be one of 3, 4, 4.0, 4.1, 4.2" },
             { path: "nfs[1].server", message: "write the IPv6 address without brackets: fd00::1" },
             { path: "nfs[1].path", message: '"#" cannot appear in an NFS path: csi-driver-nfs separates server, path and directory with # in volume IDs' },
-            { path: "nfs[1].mountopts", message: 'unknown key; did you mean "mountOptions"? (known keys: name, default, server, path, onDelete, mountOptions)' },
+            { path: "nfs[1].mountopts", message: 'unknown key; did you mean "mountOptions"? (known keys: name, default, server, path, onDelete, mountOptions, alerts)' },
             { path: "nfs[2].path", message: '"/exports/../k8s" is not an absolute path on the server, e.g. /exports/k8s' },
             { path: "nfs[3].server", message: "is required" },
             { path: "nfs[4].mountOptions", message: 'must be a list, not string "nfsvers=4.1"' },

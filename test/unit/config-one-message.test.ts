@@ -83,7 +83,7 @@ describe("config: a misspelt key is reported once, not also as the key it stands
     test("a node name with dots, and a list item: the same", () => {
         assert.deepEqual(errorsOf({ nodes: { "n1.example.com": { adress: "10.0.0.11" } }, nfs: [{ name: "n", sever: "10.0.0.9", path: "/x" }] }), [
             'nodes.n1.example.com.adress: unknown key; did you mean "address"? (known keys: address, port, user)',
-            'nfs[0].sever: unknown key; did you mean "server"? (known keys: name, default, server, path, onDelete, mountOptions)',
+            'nfs[0].sever: unknown key; did you mean "server"? (known keys: name, default, server, path, onDelete, mountOptions, alerts)',
         ]);
     });
     test("a key missing with no misspelling near it is still required", () => {
