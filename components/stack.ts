@@ -11,6 +11,8 @@ import { SshSettings, sshAgentProblem } from "./node/nodeCommand";
 import { isSecretConfigKey } from "./config/load";
 import { drainKubeTarget } from "./k8s/kubeTarget";
 import { DeployContext } from "./storageType";
+import { StackMonitoring } from "./monitoring/stackMonitoring";
+import { TypeMonitoring } from "./monitoring/typeMonitoring";
 
 /**
  * Every storage type the program builds, in the order their resources are registered. A new
@@ -30,6 +32,8 @@ export type DeployedStorages = {
     namespace: pulumi.Output<string>;
     /** Storage name -> StorageClass name. */
     storageClasses: Record<string, pulumi.Output<string>>;
+    /** Present while monitoring is on (zcloud-storage:monitoring). */
+    monitoring?: StackMonitoring;
     /** Type -> storage name -> the stack outputs of that storage. */
     outputs: { [K in keyof Registry]: Record<string, Record<string, pulumi.Input<unknown>>> };
 } & { [K in keyof Registry]: ComponentOf<K>[] };
@@ -96,6 +100,7 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
     const storageClasses: Record<string, pulumi.Output<string>> = {};
     const deployed: Record<string, unknown> = { namespace, storageClasses, outputs: {} };
     const expectedDrivers: string[] = [];
+    const watched: Record<string, TypeMonitoring> = {};
     const outputs = deployed.outputs as Record<string, Record<string, unknown>>;
     for (const [type, definition] of Object.entries(storageTypes) as Array<[keyof Registry, Registry[keyof Registry]]>) {
         // One generic path for every type; each definition is type-checked where it is written.
@@ -112,6 +117,12 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
             outputs[type][storages[i].name] = def.outputs(c);
         });
         deployed[type] = components;
+        if (model.monitoring && (storages.length > 0 || listed)) {
+            watched[type] = def.monitoring(storages, { namespace: model.namespace, ownsDriver: !external, runbookBaseUrl: model.monitoring.runbookBaseUrl });
+        }
+    }
+    if (model.monitoring) {
+        deployed.monitoring = new StackMonitoring("monitoring", { namespace, namespaceName: model.namespace, config: model.monitoring, types: watched }, opts);
     }
     if (external) {
         // The preview and the offline plan say what this stack needs from the owning stack.
@@ -133,6 +144,7 @@ interface DefinitionOfAnyType {
     external?(ctx: DeployContext): unknown;
     component(storage: unknown, index: number, shared: unknown, ctx: DeployContext): AnyComponent;
     outputs(component: AnyComponent): Record<string, pulumi.Input<unknown>>;
+    monitoring(storages: unknown[], ctx: { namespace: string; ownsDriver: boolean; runbookBaseUrl?: string }): TypeMonitoring;
 }
 
 function deployType(def: DefinitionOfAnyType, storages: unknown[], ctx: DeployContext, external: boolean): { shared: unknown; components: AnyComponent[] } {

@@ -2,6 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { ConfigIssue } from "./config/errors";
 import { StackModel, StorageType } from "./config/model";
 import { DrainKubeTarget } from "./k8s/kubeTarget";
+import { MonitoringContext } from "./monitoring/context";
+import { TypeMonitoring } from "./monitoring/typeMonitoring";
 import { SshSettings } from "./node/nodeCommand";
 
 /** What every storage type's driver and components are built from. */
@@ -36,6 +38,12 @@ export interface StorageTypeDefinition<K extends StorageType, Shared, Component 
     external?(ctx: DeployContext): Shared;
     component(storage: StorageConfigOf<K>, index: number, shared: Shared, ctx: DeployContext): Component;
     outputs(component: Component): Record<string, pulumi.Input<unknown>>;
+    /**
+     * What monitoring watches of the type (zcloud-storage:monitoring): its metrics endpoints, the
+     * alerts of its driver and of each storage (whose `alerts` hold the resolved thresholds), and
+     * its dashboard. Plain data: the stack's Monitoring component turns it into objects.
+     */
+    monitoring(storages: StackModel[K], ctx: MonitoringContext): TypeMonitoring;
 }
 
 /** Identity function that checks a definition's types and keeps them for the registry. */

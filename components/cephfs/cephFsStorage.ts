@@ -12,6 +12,7 @@ import { cephNames, initialMonIds, poolReplicas } from "./cluster";
 import { cephConfiguration } from "./configuration";
 import { cephCsiWiring, cephFilesystem } from "./csi";
 import { cephDaemons } from "./daemons";
+import { cephMetricsJob } from "./metrics";
 import { CephFsIdentity } from "./identity";
 import { cephRollOrder } from "./gates";
 import { cephMonLeaves } from "./monLeave";
@@ -52,6 +53,8 @@ export interface CephFsStorageArgs {
     drainTimeoutSeconds?: number;
     /** Bound of each health gate's wait of the roll, seconds; default 600. */
     gateTimeoutSeconds?: number;
+    /** Monitoring is on: the managers' prometheus module is turned on (a Job; no daemon restarts). */
+    metrics?: boolean;
 }
 
 /**
@@ -155,6 +158,9 @@ export class CephFsStorage extends pulumi.ComponentResource {
         // The file system after the last mds and its gate, then the CSI user, then the StorageClass.
         const filesystem = cephFilesystem({ pods, keys, hosts: hostNames.length, replicas, replicasConfigured: args.replicasConfigured ?? args.replicas !== undefined, mdss: [...mdss, ...previous] });
         const klass = cephCsiWiring({ pods, identity, driver: args.driver, filesystem, isDefault: args.isDefault ?? false });
+        if (args.metrics) {
+            cephMetricsJob({ pods, keys, after: [filesystem] });
+        }
 
         this.storageClassName = klass.metadata.name;
         this.nodes = pulumi.output(hostNames);

@@ -2,7 +2,7 @@ import { ScriptBundle, scriptBundle } from "../node/bundle";
 import { readNodeScript, shellQuote } from "../node/script";
 
 /** The Ceph scripts of components/node/ceph, each run after the storage's shared library. */
-export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh" | "ceph-gate.sh" | "ceph-mon-remove.sh";
+export type CephScript = "ceph-mon-init.sh" | "ceph-keyring.sh" | "ceph-osd.sh" | "ceph-fs.sh" | "ceph-osd-drain.sh" | "ceph-gate.sh" | "ceph-mon-remove.sh" | "ceph-metrics.sh";
 
 /** Where a Ceph pod finds the shared library and its script sets (one file each, from immutable ConfigMaps). */
 export const cephScriptDir = "/etc/zcloud/scripts";

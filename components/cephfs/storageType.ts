@@ -4,6 +4,7 @@ import { defineStorageType } from "../storageType";
 import { CephCsiDriver } from "./cephCsiDriver";
 import { CephFsStorage } from "./cephFsStorage";
 import { CephFsIdentity } from "./identity";
+import { cephFsMonitoring } from "./monitoring";
 
 /**
  * CephFS: each storage's identity (fsid, keys, mon Services) first, then the one shared ceph-csi
@@ -40,8 +41,10 @@ export const cephFsStorageType = defineStorageType({
                 kubeContext,
                 kubeconfig,
                 kubeconfigIsSecret,
+                metrics: ctx.model.monitoring !== undefined,
             },
             ctx.opts,
         ),
     outputs: (s) => ({ storageClassName: s.storageClassName, nodes: s.nodes, devices: s.devices, namespace: s.namespace, fsid: s.fsid }),
+    monitoring: cephFsMonitoring,
 });

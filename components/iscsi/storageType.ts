@@ -1,10 +1,13 @@
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
 import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
+import { driverMonitoring } from "../monitoring/driverMonitoring";
 import { defineStorageType } from "../storageType";
 import { CsiSanlockLvm, sanlockDriverName } from "./csiSanlockLvm";
 import { hostIdClashes } from "./hostId";
 import { IscsiStorage } from "./iscsiStorage";
+
+const driverName = "csi-sanlock-lvm";
 
 /** iSCSI: one shared csi-sanlock-lvm driver, one IscsiStorage (shared VG on a LUN) per storage. */
 export const iscsiStorageType = defineStorageType({
@@ -25,7 +28,7 @@ export const iscsiStorageType = defineStorageType({
             })),
         ]),
     shared: (_storages, ctx) =>
-        new CsiSanlockLvm("csi-sanlock-lvm", { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
+        new CsiSanlockLvm(driverName, { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
     external: (ctx) => externalDriver(sanlockDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new IscsiStorage(
@@ -46,4 +49,21 @@ export const iscsiStorageType = defineStorageType({
             ctx.opts,
         ),
     outputs: (s) => ({ storageClassName: s.storageClassName, initiators: s.initiators, volumeGroup: s.volumeGroup, lun: s.lun }),
+    // No exporter reports iSCSI sessions or sanlock lockspaces (docs/monitoring.md "What is not
+    // watched"): the driver's pods and the kubelets' volume stats are what can be watched.
+    monitoring: (storages, ctx) =>
+        driverMonitoring(
+            {
+                type: "iscsi",
+                title: "iSCSI",
+                stem: "CsiSanlockLvm",
+                driver: driverName,
+                workloads: [
+                    { kind: "DaemonSet", name: `${driverName}-node` },
+                    { kind: "Deployment", name: `${driverName}-controller` },
+                ],
+            },
+            storages,
+            ctx,
+        ),
 });

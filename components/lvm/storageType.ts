@@ -1,5 +1,6 @@
 import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
 import { defineStorageType } from "../storageType";
+import { lvmMonitoring } from "./monitoring";
 import { LvmStorage } from "./lvmStorage";
 import { TopolvmDriver, topolvmDriverName } from "./topolvm";
 
@@ -20,4 +21,5 @@ export const lvmStorageType = defineStorageType({
             ctx.opts,
         ),
     outputs: (s) => ({ volumeGroup: s.volumeGroup, nodes: s.nodes, devices: s.devices }),
+    monitoring: lvmMonitoring,
 });

@@ -24,6 +24,12 @@ const labels = (component: string) => ({
     "app.kubernetes.io/managed-by": "zcloud-storage",
 });
 
+/** The topolvm-node pods' labels: the node metrics Service selects them. */
+export const topolvmNodeLabels = labels("node");
+
+/** Where topolvm-node serves its volume group and thin pool metrics (its --metrics-bind-address default). */
+export const topolvmNodeMetricsPort = 8080;
+
 const rw = ["get", "list", "watch", "create", "update", "patch", "delete"];
 const logicalVolumes = { apiGroups: [topolvmDriverName], resources: ["logicalvolumes", "logicalvolumes/status"], verbs: rw };
 

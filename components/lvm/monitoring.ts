@@ -1,0 +1,115 @@
+import { AlertThresholds } from "../config/monitoring";
+import { LvmConfig } from "../config/model";
+import { MonitoringContext } from "../monitoring/context";
+import { dashboard } from "../monitoring/dashboards";
+import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, volumeUsedPercent, workloadAlerts } from "../monitoring/rules";
+import { ScrapeTarget } from "../monitoring/targets";
+import { TypeMonitoring } from "../monitoring/typeMonitoring";
+import { topolvmNodeLabels, topolvmNodeMetricsPort } from "./topolvm";
+
+/**
+ * LVM: topolvm-node serves each node's volume group and thin pool gauges (labels device_class,
+ * the storage's name, and node); the alerts of a storage read its device class.
+ */
+
+const driver = { driver: "topolvm" };
+
+export const topolvmMetricsTarget: ScrapeTarget = {
+    service: "topolvm-node-metrics",
+    podSelector: topolvmNodeLabels,
+    port: topolvmNodeMetricsPort,
+    path: "/metrics",
+    // Its series carry their own `node` label (the node the VG is on).
+    honorLabels: true,
+};
+
+const deviceClass = (storage: string) => ({ device_class: storage });
+
+/** The used share of each node's volume group (not thin: a thin storage's VG holds its pool). */
+export function volumeGroupUsedPercent(storage: string): string {
+    const m = deviceClass(storage);
+    return `(1 - ${selector("topolvm_volumegroup_available_bytes", m)} / ${selector("topolvm_volumegroup_size_bytes", m)}) * 100`;
+}
+
+export function thinPoolPercent(storage: string, part: "data" | "metadata"): string {
+    return selector(`topolvm_thinpool_${part}_percent`, deviceClass(storage));
+}
+
+export function lvmStorageAlerts(s: LvmConfig, t: AlertThresholds, namespace: string): AlertSpec[] {
+    const where = "on {{ $labels.node }}";
+    const capacity = s.thin
+        ? [
+              ...usedAlerts({ stem: "LvmThinPoolData", usedPercent: thinPoolPercent(s.name, "data"), threshold: t.thinPoolDataUsed, what: `thin pool data of ${s.name} ${where}`, forecastHours: t.fillForecastHours }),
+              // Metadata on its own thresholds, whatever the data share: a pool of many small
+              // volumes or snapshots fills its metadata first, and a full metadata stops the pool.
+              ...usedAlerts({ stem: "LvmThinPoolMetadata", usedPercent: thinPoolPercent(s.name, "metadata"), threshold: t.thinPoolMetadataUsed, what: `thin pool metadata of ${s.name} ${where}`, forecastHours: t.fillForecastHours }),
+          ]
+        : usedAlerts({ stem: "LvmVolumeGroup", usedPercent: volumeGroupUsedPercent(s.name), threshold: t.volumeGroupUsed, what: `volume group of ${s.name} ${where}`, forecastHours: t.fillForecastHours });
+    return [
+        ...capacity,
+        {
+            alert: "LvmMetricsAbsent",
+            expr: `absent(${s.thin ? thinPoolPercent(s.name, "data") : selector("topolvm_volumegroup_size_bytes", deviceClass(s.name))})`,
+            for: "15m",
+            severity: "warning",
+            summary: `no node reports the ${s.thin ? "thin pool" : "volume group"} of ${s.name}`,
+            description: `No node has reported the ${s.thin ? "thin pool" : "volume group"} of ${s.name} for 15 minutes, so its capacity alerts cannot fire. Check that topolvm-node runs on the storage's nodes and that Prometheus scrapes the Service topolvm-node-metrics.`,
+        },
+        ...workloadAlerts("Lvm", `LVM storage ${s.name}`, namespace, [{ kind: "DaemonSet", name: `lvmd-${s.name}` }]),
+        ...volumeAlerts(s.name, t),
+    ];
+}
+
+function groups(storages: LvmConfig[], ctx: MonitoringContext): RuleGroup[] {
+    const perStorage = storages.map((s) => ({
+        name: `zcloud-storage.lvm.${s.name}`,
+        rules: lvmStorageAlerts(s, s.alerts!, ctx.namespace).map((a) => alertRule({ storage: s.name }, a, ctx.runbookBaseUrl)),
+    }));
+    const driverGroup = ctx.ownsDriver
+        ? [
+              {
+                  name: "zcloud-storage.lvm.topolvm",
+                  rules: workloadAlerts("Topolvm", "TopoLVM", ctx.namespace, [
+                      { kind: "DaemonSet", name: "topolvm-node" },
+                      { kind: "Deployment", name: "topolvm-controller" },
+                  ]).map((a) => alertRule(driver, a, ctx.runbookBaseUrl)),
+              },
+          ]
+        : [];
+    return [...driverGroup, ...perStorage];
+}
+
+export function lvmMonitoring(storages: LvmConfig[], ctx: MonitoringContext): TypeMonitoring {
+    const vg = (m: string) => selector(m, { device_class: "~$storage" });
+    return {
+        targets: ctx.ownsDriver ? [topolvmMetricsTarget] : [],
+        groups: groups(storages, ctx),
+        dashboard: dashboard("zcloud-storage-lvm", "zcloud-storage / LVM", storages.map((s) => s.name), [
+            {
+                title: "Volume group used",
+                unit: "percent",
+                queries: [{ expr: `(1 - ${vg("topolvm_volumegroup_available_bytes")} / ${vg("topolvm_volumegroup_size_bytes")}) * 100`, legend: "{{device_class}} {{node}}" }],
+            },
+            {
+                title: "Volume group free",
+                unit: "bytes",
+                queries: [{ expr: vg("topolvm_volumegroup_available_bytes"), legend: "{{device_class}} {{node}}" }],
+            },
+            {
+                title: "Thin pool data used",
+                unit: "percent",
+                queries: [{ expr: vg("topolvm_thinpool_data_percent"), legend: "{{device_class}} {{node}}" }],
+            },
+            {
+                title: "Volumes used",
+                unit: "percent",
+                queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }],
+            },
+            {
+                title: "Thin pool metadata used",
+                unit: "percent",
+                queries: [{ expr: vg("topolvm_thinpool_metadata_percent"), legend: "{{device_class}} {{node}}" }],
+            },
+        ]),
+    };
+}

@@ -1,0 +1,79 @@
+/**
+ * Grafana dashboards as plain JSON (schemaVersion 39, the dashboard model Grafana 10 and later
+ * load): a datasource variable, a storage variable listing the type's storages, and rows of
+ * time series panels whose queries take `$storage`.
+ */
+
+export interface PanelQuery {
+    expr: string;
+    legend: string;
+}
+
+export interface PanelSpec {
+    title: string;
+    /** Grafana unit: percent, bytes, short, none. */
+    unit: "percent" | "bytes" | "short" | "none";
+    queries: PanelQuery[];
+    description?: string;
+}
+
+export interface Dashboard {
+    uid: string;
+    title: string;
+    tags: string[];
+    [key: string]: unknown;
+}
+
+const datasource = { type: "prometheus", uid: "${datasource}" };
+const panelWidth = 12;
+const panelHeight = 8;
+
+function panel(spec: PanelSpec, id: number): Record<string, unknown> {
+    const column = (id - 1) % 2;
+    const row = Math.floor((id - 1) / 2);
+    return {
+        id,
+        type: "timeseries",
+        title: spec.title,
+        ...(spec.description ? { description: spec.description } : {}),
+        datasource,
+        gridPos: { h: panelHeight, w: panelWidth, x: column * panelWidth, y: row * panelHeight },
+        fieldConfig: { defaults: { unit: spec.unit, ...(spec.unit === "percent" ? { min: 0, max: 100 } : {}) }, overrides: [] },
+        options: { legend: { displayMode: "list", placement: "bottom", showLegend: true }, tooltip: { mode: "multi", sort: "none" } },
+        targets: spec.queries.map((q, i) => ({ datasource, expr: q.expr, legendFormat: q.legend, refId: String.fromCharCode(65 + i) })),
+    };
+}
+
+/** One dashboard: `storages` are the values of its `storage` variable (the type's storages). */
+export function dashboard(uid: string, title: string, storages: string[], panels: PanelSpec[]): Dashboard {
+    const sorted = [...storages].sort();
+    return {
+        uid,
+        title,
+        tags: ["zcloud-storage"],
+        editable: false,
+        schemaVersion: 39,
+        version: 1,
+        time: { from: "now-6h", to: "now" },
+        refresh: "1m",
+        timezone: "browser",
+        templating: {
+            list: [
+                { name: "datasource", label: "Data source", type: "datasource", query: "prometheus", current: {}, hide: 0 },
+                {
+                    name: "storage",
+                    label: "Storage",
+                    type: "custom",
+                    query: sorted.join(","),
+                    multi: true,
+                    includeAll: true,
+                    current: { text: ["All"], value: ["$__all"] },
+                    options: [],
+                    hide: 0,
+                },
+            ],
+        },
+        annotations: { list: [] },
+        panels: panels.map((p, i) => panel(p, i + 1)),
+    };
+}

@@ -1,0 +1,41 @@
+import { AlertThresholds } from "../config/monitoring";
+import { MonitoringContext } from "./context";
+import { dashboard, PanelSpec } from "./dashboards";
+import { alertRule, RuleGroup, volumeAlerts, volumeUsedPercent, workloadAlerts } from "./rules";
+import { WatchedWorkload } from "./targets";
+import { TypeMonitoring } from "./typeMonitoring";
+
+/**
+ * Monitoring of a type whose only metrics are the kubelets' volume stats (NFS, iSCSI): each
+ * storage's volumes filling, its driver's pods not ready, and a dashboard of volume use.
+ */
+export interface DriverMonitoringArgs {
+    type: string;
+    /** For titles and texts, e.g. "NFS". */
+    title: string;
+    /** Alert name stem of the driver's alerts, e.g. CsiDriverNfs. */
+    stem: string;
+    /** The driver's label value on its alerts, e.g. csi-driver-nfs. */
+    driver: string;
+    workloads: WatchedWorkload[];
+    /** Panels of the type's own metrics, before the volume panel. */
+    panels?: PanelSpec[];
+}
+
+export function driverMonitoring(a: DriverMonitoringArgs, storages: Array<{ name: string; alerts?: AlertThresholds }>, ctx: MonitoringContext): TypeMonitoring {
+    const driverGroups: RuleGroup[] = ctx.ownsDriver
+        ? [{ name: `zcloud-storage.${a.type}.${a.driver}`, rules: workloadAlerts(a.stem, a.title, ctx.namespace, a.workloads).map((r) => alertRule({ driver: a.driver }, r, ctx.runbookBaseUrl)) }]
+        : [];
+    const storageGroups = storages.map((s) => ({
+        name: `zcloud-storage.${a.type}.${s.name}`,
+        rules: volumeAlerts(s.name, s.alerts!).map((r) => alertRule({ storage: s.name }, r, ctx.runbookBaseUrl)),
+    }));
+    return {
+        targets: [],
+        groups: [...driverGroups, ...storageGroups],
+        dashboard: dashboard(`zcloud-storage-${a.type}`, `zcloud-storage / ${a.title}`, storages.map((s) => s.name), [
+            ...(a.panels ?? []),
+            { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
+        ]),
+    };
+}

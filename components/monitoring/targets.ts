@@ -1,0 +1,21 @@
+/** What monitoring scrapes and watches: metrics endpoints and workloads, as plain data. */
+
+/** A metrics endpoint served by pods: a Service named `service` selects them on `port`. */
+export interface ScrapeTarget {
+    /** The metrics Service's name (in the storage namespace). */
+    service: string;
+    /** Labels of the pods that serve the metrics (the Service's selector). */
+    podSelector: Record<string, string>;
+    port: number;
+    path: string;
+    /** Keep the metrics' own labels where they clash with the target's (Ceph's mgr sets `instance`). */
+    honorLabels: boolean;
+    /** The storage whose metrics these are; absent for a driver shared by the type's storages. */
+    storage?: string;
+}
+
+/** A workload whose pods not being ready is worth an alert. */
+export interface WatchedWorkload {
+    kind: "DaemonSet" | "Deployment";
+    name: string;
+}

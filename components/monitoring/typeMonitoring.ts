@@ -1,0 +1,13 @@
+import { Dashboard } from "./dashboards";
+import { RuleGroup } from "./rules";
+import { ScrapeTarget } from "./targets";
+
+/**
+ * What monitoring watches of one storage type, as plain data its definition builds: the metrics
+ * endpoints to scrape, the alert groups (its driver's and one per storage) and the type's dashboard.
+ */
+export interface TypeMonitoring {
+    targets: ScrapeTarget[];
+    groups: RuleGroup[];
+    dashboard: Dashboard;
+}
