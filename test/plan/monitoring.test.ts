@@ -1,0 +1,197 @@
+/**
+ * zcloud-storage:monitoring in the planned graph (docs/monitoring.md): the metrics Services select
+ * pods the program deploys, the ServiceMonitors select those Services, every workload an alert
+ * watches is a planned workload of that kind and name, the Ceph metrics Job runs after the file
+ * system; without the Operator one ConfigMap carries the same rules; and what it does to an
+ * existing stack (nothing while off, only additions when turned on, a threshold change updates one
+ * PrometheusRule in place).
+ */
+import assert from "node:assert/strict";
+import { before, describe, test } from "node:test";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as yaml from "js-yaml";
+import { diffPlans } from "../../tools/plan/diff";
+import { CONFIG_MAP, DAEMON_SET, DEPLOYMENT, JOB, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
+import { plansBeforeAndNow } from "../helpers/oldProgram";
+
+const SERVICE = "kubernetes:core/v1:Service";
+const SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor";
+const PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule";
+const MONITORING = "zcloud:storage:Monitoring";
+
+const nodes = nodesThrough(7);
+const hostKeys = Object.fromEntries(Object.keys(nodes).map((n) => [n, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ${n}`]));
+const dev = (n: number) => `/dev/disk/by-id/wwn-0x${n}`;
+const storages = {
+    ...baseConfig,
+    ssh: { ...baseConfig.ssh, hostKeys },
+    nodes,
+    "kubernetes:context": "prod-admin",
+    lvm: [
+        { name: "fast", hosts: { node1: [dev(1)] } },
+        { name: "thin", hosts: { node2: [dev(2)] }, thin: {} },
+    ],
+    cephfs: [{ name: "shared-fs", hosts: { node3: [dev(3)], node4: [dev(4)], node5: [dev(5), dev(6)] } }],
+    nfs: [{ name: "nas", server: "10.0.0.60", path: "/exports/k8s" }],
+    iscsi: [{ name: "san", portals: ["10.0.0.50:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", initiators: ["node6", "node7"] }],
+};
+const withMonitoring = (monitoring: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ ...storages, monitoring, ...extra });
+
+/** The last commit before monitoring. */
+const beforeMonitoringCommit = "aeb51a205d0f130126115ed035ac83450034d8cf";
+const existing = plansBeforeAndNow(beforeMonitoringCommit, storages);
+
+let on: PlanRun;
+let files: PlanRun;
+let tuned: PlanRun;
+before(async () => {
+    [on, files, tuned] = await Promise.all([
+        planValues(withMonitoring({ labels: { release: "kube-prometheus-stack" } })),
+        planValues(withMonitoring({ prometheusOperator: false, dashboards: false })),
+        planValues(withMonitoring({ labels: { release: "kube-prometheus-stack" }, alerts: { volumeUsed: { warning: 70 } } })),
+    ]);
+    for (const r of [on, files, tuned]) assert.equal(r.error, undefined, r.error?.message);
+});
+
+type Inputs = Record<string, any>;
+const inputs = (r: PlannedResource) => r.inputs as Inputs;
+const matches = (selector: Record<string, string>, labels: Record<string, string> | undefined) => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+const podLabels = (r: PlannedResource) => inputs(r).spec.template.metadata.labels as Record<string, string>;
+const workloads = (run: PlanRun) => [...resourcesOfType(run, DAEMON_SET), ...resourcesOfType(run, DEPLOYMENT)];
+const rules = (run: PlanRun) => resourcesOfType(run, PROMETHEUS_RULE).flatMap((r) => inputs(r).spec.groups as Array<{ name: string; rules: Inputs[] }>);
+
+describe("monitoring: the planned objects", () => {
+    test("off: nothing of monitoring is planned", () => {
+        const run = existing.now();
+        assert.deepEqual(run.resources.filter((r) => [SERVICE_MONITOR, PROMETHEUS_RULE, MONITORING].includes(r.type) || /metrics/.test(r.name)).map((r) => r.name), []);
+    });
+
+    test("each metrics Service selects the pods that serve the metrics, on their port", () => {
+        const services = resourcesOfType(on, SERVICE).filter((s) => s.parent === resourcesOfType(on, MONITORING)[0].urn);
+        assert.deepEqual(services.map((s) => inputs(s).metadata.name).sort(), ["ceph-shared-fs-metrics", "topolvm-node-metrics"]);
+        const served = new Map([
+            ["topolvm-node-metrics", { workloads: ["topolvm-node"], port: 8080 }],
+            ["ceph-shared-fs-metrics", { workloads: ["ceph-shared-fs-mgr-a", "ceph-shared-fs-mgr-b"], port: 9283 }],
+        ]);
+        for (const s of services) {
+            const spec = inputs(s).spec;
+            const selected = workloads(on).filter((w) => matches(spec.selector, podLabels(w))).map((w) => inputs(w).metadata.name).sort();
+            assert.deepEqual(selected, served.get(inputs(s).metadata.name)!.workloads, inputs(s).metadata.name);
+            assert.deepEqual(spec.ports, [{ name: "metrics", port: served.get(inputs(s).metadata.name)!.port, targetPort: served.get(inputs(s).metadata.name)!.port, protocol: "TCP" }]);
+            assert.equal(s.parent, resourcesOfType(on, MONITORING)[0].urn);
+        }
+    });
+
+    test("each ServiceMonitor selects exactly its Service in the storage namespace, with the configured labels; Ceph's adds storage=<name>", () => {
+        const services = resourcesOfType(on, SERVICE);
+        for (const m of resourcesOfType(on, SERVICE_MONITOR)) {
+            const spec = inputs(m).spec;
+            assert.equal(inputs(m).metadata.labels.release, "kube-prometheus-stack");
+            assert.deepEqual(spec.namespaceSelector, { matchNames: ["zcloud-storage"] });
+            const selected = services.filter((s) => matches(spec.selector.matchLabels, inputs(s).metadata.labels));
+            assert.deepEqual(selected.map((s) => inputs(s).metadata.name), [inputs(m).metadata.name]);
+            assert.equal(spec.endpoints[0].port, "metrics");
+            assert.ok(m.dependencies.includes(selected[0].urn));
+        }
+        const ceph = inputs(resourceNamed(on, "ceph-shared-fs-metrics-servicemonitor")).spec.endpoints[0];
+        assert.deepEqual(ceph.relabelings, [{ targetLabel: "storage", replacement: "shared-fs", action: "replace" }]);
+        assert.equal(ceph.honorLabels, true);
+    });
+
+    test("every workload an alert watches is planned, of that kind and name", () => {
+        const planned = new Set(workloads(on).map((w) => `${w.type === DAEMON_SET ? "daemonset" : "deployment"}/${inputs(w).metadata.name}`));
+        const watched = rules(on).flatMap((g) =>
+            g.rules.flatMap((r) => {
+                const m = /kube_(daemonset|deployment)_status_[a-z_]+\{namespace="zcloud-storage",(?:daemonset|deployment)=~"([^"]+)"\}/.exec(r.expr);
+                return m ? m[2].split("|").map((name) => `${m[1]}/${name}`) : [];
+            }),
+        );
+        assert.deepEqual(watched.filter((w) => !planned.has(w)), []);
+        // Every planned workload of the storages and drivers is watched by some alert.
+        assert.deepEqual([...planned].filter((w) => !watched.includes(w)), []);
+    });
+
+    test("one PrometheusRule per type, one group per storage and driver; dashboards per type for the Grafana sidecar", () => {
+        assert.deepEqual(resourcesOfType(on, PROMETHEUS_RULE).map((r) => inputs(r).metadata.name).sort(), ["zcloud-storage-cephfs", "zcloud-storage-iscsi", "zcloud-storage-lvm", "zcloud-storage-nfs"]);
+        assert.deepEqual(rules(on).map((g) => g.name).sort(), [
+            "zcloud-storage.cephfs.ceph-csi-cephfs",
+            "zcloud-storage.cephfs.shared-fs",
+            "zcloud-storage.iscsi.csi-sanlock-lvm",
+            "zcloud-storage.iscsi.san",
+            "zcloud-storage.lvm.fast",
+            "zcloud-storage.lvm.thin",
+            "zcloud-storage.lvm.topolvm",
+            "zcloud-storage.nfs.csi-driver-nfs",
+            "zcloud-storage.nfs.nas",
+        ]);
+        const dashboards = resourcesOfType(on, CONFIG_MAP).filter((c) => inputs(c).metadata.name.startsWith("zcloud-storage-dashboard-"));
+        assert.deepEqual(dashboards.map((c) => inputs(c).metadata.labels.grafana_dashboard), ["1", "1", "1", "1"]);
+        for (const c of dashboards) {
+            const [file, text] = Object.entries(inputs(c).data as Record<string, string>)[0];
+            const dashboard = JSON.parse(text);
+            assert.equal(file, `${dashboard.uid}.json`);
+            assert.deepEqual(dashboard.templating.list.find((v: Inputs) => v.name === "storage").query.split(",").length > 0, true);
+        }
+    });
+
+    test("every alert has its runbook section in docs/monitoring.md, the anchor its runbook annotation names", () => {
+        const doc = fs.readFileSync(path.resolve(__dirname, "../../docs/monitoring.md"), "utf8");
+        const headings = new Set([...doc.matchAll(/^### (\w+)$/gm)].map((m) => m[1].toLowerCase()));
+        const alerts = rules(on).flatMap((g) => g.rules);
+        assert.deepEqual(alerts.filter((r) => r.annotations.runbook !== `docs/monitoring.md#${r.alert.toLowerCase()}` || !headings.has(r.alert.toLowerCase())).map((r) => r.alert), []);
+    });
+
+    test("the Ceph metrics Job turns the prometheus module on after the file system; it restarts no daemon", () => {
+        const job = resourceNamed(on, "shared-fs-metrics", JOB);
+        assert.ok(job.dependencies.includes(resourceNamed(on, "shared-fs-filesystem", JOB).urn));
+        const container = inputs(job).spec.template.spec.containers[0];
+        assert.match(container.command.join(" "), /ceph-metrics\.sh/);
+        assert.equal(container.command.at(-1), "enable");
+        // The daemons' pods are those of a stack without monitoring.
+        const before = existing.now();
+        for (const w of workloads(before)) {
+            assert.deepEqual(inputs(resourceNamed(on, w.name, w.type)).spec, inputs(w).spec, w.name);
+        }
+    });
+
+    test("prometheusOperator: false: no CRD objects; one ConfigMap with the same rules and scrape configs for the metrics Services", () => {
+        assert.deepEqual([...resourcesOfType(files, SERVICE_MONITOR), ...resourcesOfType(files, PROMETHEUS_RULE)], []);
+        const cm = inputs(resourceNamed(files, "prometheus-files", CONFIG_MAP));
+        assert.equal(cm.metadata.name, "zcloud-storage-prometheus");
+        const ruleFile = yaml.load(cm.data["zcloud-storage-rules.yaml"]) as { groups: unknown[] };
+        const byName = (groups: unknown[]) => [...(groups as Array<{ name: string }>)].sort((a, b) => a.name.localeCompare(b.name));
+        assert.deepEqual(byName(ruleFile.groups), byName(rules(on)));
+        const scrape = yaml.load(cm.data["zcloud-storage-scrape.yaml"]) as { scrape_configs: Inputs[] };
+        assert.deepEqual(scrape.scrape_configs.map((c) => c.job_name).sort(), ["zcloud-storage/ceph-shared-fs-metrics", "zcloud-storage/topolvm-node-metrics"]);
+        const ceph = scrape.scrape_configs.find((c) => c.job_name.endsWith("ceph-shared-fs-metrics"))!;
+        assert.deepEqual(ceph.relabel_configs.at(-1), { target_label: "storage", replacement: "shared-fs" });
+        assert.equal(resourcesOfType(files, CONFIG_MAP).some((c) => inputs(c).metadata.name.startsWith("zcloud-storage-dashboard-")), false);
+    });
+});
+
+describe("monitoring: existing stacks", () => {
+    test("off: the plan of a stack made before monitoring is unchanged", () => {
+        assert.deepEqual(diffPlans(existing.before().resources, existing.now().resources).map((c) => `${c.kind} ${c.resource.name}`), []);
+    });
+
+    test("turned on: only additions (Services, ServiceMonitors, PrometheusRules, dashboards, the Ceph metrics Job and its scripts); nothing updated or replaced", () => {
+        const changes = diffPlans(existing.now().resources, on.resources);
+        assert.deepEqual(changes.filter((c) => c.kind !== "create").map((c) => `${c.kind} ${c.resource.name}`), []);
+        const created = changes.map((c) => c.resource.type.split(":").pop()).sort();
+        assert.deepEqual([...new Set(created)], ["ConfigMap", "Job", "Monitoring", "PrometheusRule", "Service", "ServiceMonitor"]);
+        const configMaps = changes.filter((c) => c.resource.type === CONFIG_MAP).map((c) => inputs(c.resource).metadata.name).sort();
+        assert.deepEqual(configMaps.filter((n) => !n.startsWith("zcloud-storage-dashboard-")).map((n) => n.replace(/-[0-9a-f]{12}$/, "-<id>")), ["ceph-shared-fs-scripts-metrics-<id>"]);
+    });
+
+    test("a threshold change updates one PrometheusRule in place", () => {
+        const changes = diffPlans(on.resources, tuned.resources);
+        // volumeUsed is read by every type: each type's PrometheusRule, and nothing else.
+        assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
+            "update cephfs-prometheusrule spec.groups",
+            "update iscsi-prometheusrule spec.groups",
+            "update lvm-prometheusrule spec.groups",
+            "update nfs-prometheusrule spec.groups",
+        ]);
+    });
+});
