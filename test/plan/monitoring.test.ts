@@ -12,6 +12,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as yaml from "js-yaml";
 import { diffPlans } from "../../tools/plan/diff";
+import { outFiles } from "../../tools/plan/outDir";
+import { prometheusFiles } from "../../tools/plan/prometheusFiles";
 import { CONFIG_MAP, DAEMON_SET, DEPLOYMENT, JOB, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 
@@ -167,6 +169,25 @@ describe("monitoring: the planned objects", () => {
         const ceph = scrape.scrape_configs.find((c) => c.job_name.endsWith("ceph-shared-fs-metrics"))!;
         assert.deepEqual(ceph.relabel_configs.at(-1), { target_label: "storage", replacement: "shared-fs" });
         assert.equal(resourcesOfType(files, CONFIG_MAP).some((c) => inputs(c).metadata.name.startsWith("zcloud-storage-dashboard-")), false);
+    });
+});
+
+describe("monitoring: --out writes the files a Prometheus loads", () => {
+    test("without the Operator: the ConfigMap's rule file and scrape configs, as they are; listed apart in index.txt", () => {
+        const cm = inputs(resourceNamed(files, "prometheus-files", CONFIG_MAP));
+        assert.deepEqual(prometheusFiles(files.resources), [
+            { path: "prometheus/zcloud-storage-rules.yaml", text: cm.data["zcloud-storage-rules.yaml"] },
+            { path: "prometheus/zcloud-storage-scrape.yaml", text: cm.data["zcloud-storage-scrape.yaml"] },
+        ]);
+        const index = outFiles(files.resources, () => "").find((f) => f.path === "index.txt")!.text;
+        assert.match(index, /\n# For Prometheus \(not applied; docs\/monitoring\.md\):\n {5}prometheus\/zcloud-storage-rules\.yaml {4}# the alert rules\n {5}prometheus\/zcloud-storage-scrape\.yaml {4}# scrape configs of the metrics Services\n$/);
+    });
+
+    test("with the Operator: the PrometheusRules' groups as one rule file; no monitoring, no files", () => {
+        const [file] = prometheusFiles(on.resources);
+        assert.equal(file.path, "prometheus/zcloud-storage-rules.yaml");
+        assert.deepEqual((yaml.load(file.text) as { groups: unknown[] }).groups, rules(on));
+        assert.deepEqual(prometheusFiles(existing.now().resources), []);
     });
 });
 

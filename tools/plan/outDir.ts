@@ -7,6 +7,7 @@ import { describe, describeDelete, diskCommandDevices, nodeCommandArgs, nodeOf, 
 import { isNodeCommand, kubernetesKind, nodeLabelManifest, toManifest } from "./manifests";
 import { PlannedResource } from "./model";
 import { replaceFile } from "./outFiles";
+import { prometheusFiles } from "./prometheusFiles";
 import { scriptSetFiles } from "./scriptSets";
 
 /**
@@ -131,11 +132,17 @@ export function outFiles(resources: PlannedResource[], bundleText: (sha256: stri
     for (const s of scriptSetFiles(resources)) {
         add({ path: s.path, text: s.text }, "script set");
     }
+    const prometheus: string[] = [];
+    for (const p of prometheusFiles(resources)) {
+        add(p, "monitoring");
+        prometheus.push(`${p.path}    # ${p.path.endsWith("scrape.yaml") ? "scrape configs of the metrics Services" : "the alert rules"}`);
+    }
     const text = [
         "# What `pulumi up` applies, in order (a resource comes after what it depends on).",
         "# Node commands run over SSH on the node named in their header; manifests are kubectl-style objects.",
         ...index.map((line, i) => `${String(i + 1).padStart(3, " ")}  ${line}`),
         ...(removal.length ? ["", "# When a storage or node is removed, in reverse order:", ...removal.reverse().map((line) => `     ${line}`)] : []),
+        ...(prometheus.length ? ["", "# For Prometheus (not applied; docs/monitoring.md):", ...prometheus.map((line) => `     ${line}`)] : []),
         "",
     ].join("\n");
     add({ path: "index.txt", text }, "index");
