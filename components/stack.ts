@@ -12,6 +12,7 @@ import { isSecretConfigKey } from "./config/load";
 import { drainKubeTarget } from "./k8s/kubeTarget";
 import { DeployContext } from "./storageType";
 import { StackMonitoring } from "./monitoring/stackMonitoring";
+import { checkOperatorCrds, missingCrdsMessage, offlinePlanEnv, uncheckedCrdsMessage } from "./monitoring/operatorCrds";
 import { TypeMonitoring } from "./monitoring/typeMonitoring";
 
 /**
@@ -76,6 +77,9 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
     if (agentProblem) {
         throw new ConfigValidationError([{ path: "ssh.agent", message: agentProblem }]);
     }
+    if (model.monitoring?.prometheusOperator && process.env[offlinePlanEnv] !== "1") {
+        operatorCrdsOrStop();
+    }
     const external = model.sharedResources === "external";
     const namespace = external ? pulumi.output(model.namespace) : storageNamespace(model.namespace, opts).metadata.name;
     const ssh = sshSettings(model);
@@ -129,6 +133,22 @@ export function deployStorages(model: StackModel, opts: pulumi.ComponentResource
         pulumi.log.warn(expectationNote(model.namespace, expectedDrivers));
     }
     return deployed as DeployedStorages;
+}
+
+/**
+ * Stops before any resource when the cluster lacks the Prometheus Operator's CRDs (one line, with
+ * what to do); a cluster kubectl cannot ask only gets a warning (the provider tells at apply).
+ */
+function operatorCrdsOrStop(): void {
+    const kubernetes = new pulumi.Config("kubernetes");
+    const kubeconfig = kubernetes.get("kubeconfig");
+    const target = drainKubeTarget(kubernetes.get("context"), kubeconfig, isSecretConfigKey("kubernetes:kubeconfig"));
+    const result = checkOperatorCrds({ context: target.context, kubeconfigPath: target.kubeconfigPath, kubeconfigContent: target.kubeconfigContent === undefined ? undefined : kubeconfig });
+    if ("unknown" in result) {
+        pulumi.log.warn(uncheckedCrdsMessage(result.unknown));
+    } else if (result.missing.length > 0) {
+        throw new ConfigValidationError([{ path: "monitoring.prometheusOperator", message: missingCrdsMessage(result.missing) }]);
+    }
 }
 
 /** What a stack with `sharedResources: external` needs to exist before its `pulumi up`. */

@@ -1,6 +1,7 @@
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as pulumi from "@pulumi/pulumi";
+import { offlinePlanEnv } from "../../components/monitoring/operatorCrds";
 import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
 import { configNamespace, declareSecurePaths } from "../../components/config/load";
 import { credentialKeys, PlanConfig, PlannedResource, secretMarker } from "./model";
@@ -275,6 +276,8 @@ export async function recordProgramWithGenerations(config: PlanConfig, program: 
     declareSecurePaths(config.securePaths);
     // The program's project: its `new pulumi.Config()` reads `<project>:` keys, as under the CLI.
     const project = config.project ?? configNamespace;
+    // The program asks no cluster in the offline plan (components/monitoring/operatorCrds.ts).
+    process.env[offlinePlanEnv] = "1";
     await pulumi.runtime.setMocks(mocks, project, config.stack, true);
     const clock = new MicrotaskGenerations();
     const monitor = new RecordingMonitor(mocks, clock);
