@@ -41,7 +41,7 @@ function nodeNames(type: "lvm" | "cephfs", i: number, storage: string, node: str
     ];
 }
 
-function cephStorageNames(i: number, storage: string, hosts: string[]): DerivedName[] {
+function cephStorageNames(i: number, storage: string, hosts: string[], monitored: boolean): DerivedName[] {
     const n = cephNames(storage);
     const source = `cephfs[${i}].name`;
     const fixed: Array<[string, string]> = [
@@ -51,7 +51,8 @@ function cephStorageNames(i: number, storage: string, hosts: string[]): DerivedN
         [n.csiSecret, "CSI Secret"],
         [n.admin, "admin DaemonSet"],
         [n.filesystem, "filesystem Job"],
-        [n.metrics, "metrics Job and Service"],
+        // Monitoring on: the Job that turns the prometheus module on, and the managers' metrics Service.
+        ...(monitored ? [[n.metrics, "metrics Job and Service"] as [string, string]] : []),
         ...monPlacement(hosts).map((m): [string, string] => [n.mon(m.id), `mon ${m.id}`]),
         ...mgrIds(hosts.length).map((id): [string, string] => [n.mgr(id), `mgr ${id}`]),
         ...mdsIds.map((id): [string, string] => [n.mds(id), `mds ${id}`]),
@@ -70,7 +71,7 @@ export function derivedNames(c: StackParsed): DerivedName[] {
     });
     c.cephfs.forEach((s, i) => {
         const hosts = Object.keys(s.hosts);
-        out.push(...cephStorageNames(i, s.name, hosts));
+        out.push(...cephStorageNames(i, s.name, hosts, c.monitoring !== undefined));
         const osd = cephNames(s.name).osd;
         for (const [node, devices] of Object.entries(s.hosts)) {
             out.push(...nodeNames("cephfs", i, s.name, node));

@@ -82,19 +82,23 @@ describe("names like Object members plan as plain names", () => {
 });
 
 describe("derivedNames matches what the components register", () => {
-    test("every derived name of an lvm and a cephfs storage is a planned resource or object name", async () => {
-        const values = {
-            ...baseConfig,
-            lvm: [{ name: "local-fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x5001"] } }],
-            cephfs: [{ name: "shared", hosts: { node2: ["/dev/disk/by-id/wwn-0x5002", "/dev/sdc"], node3: ["/dev/disk/by-id/wwn-0x5003"] } }],
-        };
-        // The same config as the program reads it: the secure: key as its (here made-up) text.
-        const parsed = parseStackConfig({ ...values, ssh: { ...values.ssh, privateKey: "key" } });
-        assert.deepEqual(parsed.errors, []);
-        const run = await planValues(values);
-        assert.equal(run.error, undefined, run.error?.message);
-        const planned = new Set(run.resources.flatMap((r) => [r.name, String((r.inputs.metadata as { name?: unknown } | undefined)?.name)]));
-        const missing = derivedNames(parsed.model as unknown as StackParsed).filter((d) => !planned.has(d.name));
-        assert.deepEqual(missing, []);
-    });
+    for (const monitoring of [undefined, {}]) {
+        test(`every derived name of an lvm and a cephfs storage is a planned resource or object name (monitoring ${monitoring ? "on" : "off"})`, async () => {
+            const values = {
+                ...baseConfig,
+                ...(monitoring ? { monitoring } : {}),
+                lvm: [{ name: "local-fast", hosts: { node1: ["/dev/disk/by-id/wwn-0x5001"] } }],
+                cephfs: [{ name: "shared", hosts: { node2: ["/dev/disk/by-id/wwn-0x5002", "/dev/sdc"], node3: ["/dev/disk/by-id/wwn-0x5003"] } }],
+            };
+            // The same config as the program reads it: the secure: key as its (here made-up) text.
+            const parsed = parseStackConfig({ ...values, ssh: { ...values.ssh, privateKey: "key" } });
+            assert.deepEqual(parsed.errors, []);
+            const run = await planValues(values);
+            assert.equal(run.error, undefined, run.error?.message);
+            const planned = new Set(run.resources.flatMap((r) => [r.name, String((r.inputs.metadata as { name?: unknown } | undefined)?.name)]));
+            const missing = derivedNames(parsed.model as unknown as StackParsed).filter((d) => !planned.has(d.name));
+            assert.deepEqual(missing, []);
+            assert.equal(derivedNames(parsed.model as unknown as StackParsed).some((d) => d.name === "ceph-shared-metrics"), monitoring !== undefined);
+        });
+    }
 });

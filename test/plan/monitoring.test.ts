@@ -11,6 +11,7 @@ import { before, describe, test } from "node:test";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as yaml from "js-yaml";
+import { alertNotes } from "../../tools/plan/alertNotes";
 import { diffPlans } from "../../tools/plan/diff";
 import { outFiles } from "../../tools/plan/outDir";
 import { prometheusFiles } from "../../tools/plan/prometheusFiles";
@@ -213,6 +214,14 @@ describe("monitoring: existing stacks", () => {
             "update iscsi-prometheusrule spec.groups",
             "update lvm-prometheusrule spec.groups",
             "update nfs-prometheusrule spec.groups",
+        ]);
+        // --diff says which alert changes, and how, under each rule.
+        assert.deepEqual(changes.find((c) => c.resource.name === "lvm-prometheusrule")!.kind, "update");
+        assert.deepEqual(alertNotes(changes.find((c) => c.resource.name === "lvm-prometheusrule")!), [
+            "alert StorageVolumeFilling (fast): >= 85 -> >= 70",
+            "alert StorageVolumeFullSoon (fast): >= 100, >= 42.5 -> >= 100, >= 35",
+            "alert StorageVolumeFilling (thin): >= 85 -> >= 70",
+            "alert StorageVolumeFullSoon (thin): >= 100, >= 42.5 -> >= 100, >= 35",
         ]);
     });
 });

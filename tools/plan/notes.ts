@@ -1,5 +1,6 @@
 import { nfsDriverName } from "../../components/nfs/parameters";
 import { endpointMoved } from "./connection";
+import { alertNotes } from "./alertNotes";
 import { diskNotes } from "./diskNotes";
 import type { Change } from "./diff";
 
@@ -8,7 +9,7 @@ import type { Change } from "./diff";
  * alone does not tell (what happens to data that already exists).
  */
 export function changeNotes(c: Change): string[] {
-    return [...nfsStorageClassNotes(c), ...diskNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...namespaceDeleteNotes(c), ...secretNamespaceNotes(c)];
+    return [...nfsStorageClassNotes(c), ...diskNotes(c), ...connectionNotes(c), ...namespaceMoveNotes(c), ...namespaceDeleteNotes(c), ...secretNamespaceNotes(c), ...alertNotes(c)];
 }
 
 type Meta = { metadata?: { name?: string } };
