@@ -1,3 +1,5 @@
+import type { Dashboard as GrafanaDashboard, Panel as GrafanaPanel } from "@grafana/schema";
+
 /**
  * Grafana dashboards as plain JSON (schemaVersion 39, the dashboard model Grafana 10 and later
  * load): a datasource variable, a storage variable listing the type's storages, and rows of
@@ -28,7 +30,8 @@ const datasource = { type: "prometheus", uid: "${datasource}" };
 const panelWidth = 12;
 const panelHeight = 8;
 
-function panel(spec: PanelSpec, id: number): Record<string, unknown> {
+/** One time series panel; checked against Grafana's own dashboard schema types (@grafana/schema). */
+function panel(spec: PanelSpec, id: number): GrafanaPanel {
     const column = (id - 1) % 2;
     const row = Math.floor((id - 1) / 2);
     return {
@@ -41,13 +44,13 @@ function panel(spec: PanelSpec, id: number): Record<string, unknown> {
         fieldConfig: { defaults: { unit: spec.unit, ...(spec.unit === "percent" ? { min: 0, max: 100 } : {}) }, overrides: [] },
         options: { legend: { displayMode: "list", placement: "bottom", showLegend: true }, tooltip: { mode: "multi", sort: "none" } },
         targets: spec.queries.map((q, i) => ({ datasource, expr: q.expr, legendFormat: q.legend, refId: String.fromCharCode(65 + i) })),
-    };
+    } satisfies GrafanaPanel;
 }
 
 /** One dashboard: `storages` are the values of its `storage` variable (the type's storages). */
 export function dashboard(uid: string, title: string, storages: string[], panels: PanelSpec[]): Dashboard {
     const sorted = [...storages].sort();
-    return {
+    const model = {
         uid,
         title,
         tags: ["zcloud-storage"],
@@ -59,7 +62,7 @@ export function dashboard(uid: string, title: string, storages: string[], panels
         timezone: "browser",
         templating: {
             list: [
-                { name: "datasource", label: "Data source", type: "datasource", query: "prometheus", current: {}, hide: 0 },
+                { name: "datasource", label: "Data source", type: "datasource", query: "prometheus", current: { text: "default", value: "default" }, hide: 0 },
                 {
                     name: "storage",
                     label: "Storage",
@@ -75,5 +78,6 @@ export function dashboard(uid: string, title: string, storages: string[], panels
         },
         annotations: { list: [] },
         panels: panels.map((p, i) => panel(p, i + 1)),
-    };
+    } satisfies GrafanaDashboard;
+    return model;
 }
