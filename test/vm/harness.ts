@@ -143,6 +143,9 @@ export interface Guest {
 
     /** Serves the guest's unix socket `guestPath` at this machine's `localPath` (ssh -L) until the returned process is killed. */
     forwardGuestSocket(localPath: string, guestPath: string): ChildProcess;
+
+    /** Serves the guest's TCP port `guestPort` on its 127.0.0.1 at this machine's 127.0.0.1:`localPort` (ssh -L) until the returned process is killed. */
+    forwardGuestPort(localPort: number, guestPort: number): ChildProcess;
 }
 
 export interface GuestSet {
@@ -302,6 +305,10 @@ class GuestImpl implements Guest {
 
     forwardGuestSocket(localPath: string, guestPath: string): ChildProcess {
         return this.forward(["-L", `${localPath}:${guestPath}`]);
+    }
+
+    forwardGuestPort(localPort: number, guestPort: number): ChildProcess {
+        return this.forward(["-L", `127.0.0.1:${localPort}:127.0.0.1:${guestPort}`]);
     }
 
     private forward(spec: string[]): ChildProcess {
