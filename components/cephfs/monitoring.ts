@@ -172,32 +172,37 @@ function groups(storages: CephFsConfig[], ctx: MonitoringContext): RuleGroup[] {
 }
 
 export function cephFsMonitoring(storages: CephFsConfig[], ctx: MonitoringContext): TypeMonitoring {
-    const on = { storage: "~$storage" };
     return {
         targets: storages.map((s) => cephMetricsTarget(s.name)),
         groups: groups(storages, ctx),
-        dashboard: dashboard("zcloud-storage-cephfs", "zcloud-storage / CephFS", storages.map((s) => s.name), [
-            { title: "Health (0 ok, 1 warn, 2 error)", unit: "short", queries: [{ expr: selector("ceph_health_status", on), legend: "{{storage}}" }] },
-            { title: "Mons in quorum", unit: "short", queries: [{ expr: `sum by (storage) (${selector("ceph_mon_quorum_status", on)})`, legend: "{{storage}}" }] },
-            {
-                title: "OSDs up and in",
-                unit: "short",
-                queries: [
-                    { expr: `sum by (storage) (${selector("ceph_osd_up", on)})`, legend: "{{storage}} up" },
-                    { expr: `sum by (storage) (${selector("ceph_osd_in", on)})`, legend: "{{storage}} in" },
-                ],
-            },
-            {
-                title: "Placement groups",
-                unit: "short",
-                queries: [
-                    { expr: `sum by (storage) (${selector("ceph_pg_total", on)})`, legend: "{{storage}} total" },
-                    { expr: `sum by (storage) (${selector("ceph_pg_active", on)})`, legend: "{{storage}} active" },
-                    { expr: `sum by (storage) (${selector("ceph_pg_degraded", on)})`, legend: "{{storage}} degraded" },
-                ],
-            },
-            { title: "Pools used", unit: "percent", queries: [{ expr: poolUsedPercent("~$storage"), legend: "{{storage}} {{name}}" }] },
-            { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
-        ]),
+        ...(ctx.ownsDriver ? { dashboard: cephFsDashboard() } : {}),
     };
+}
+
+/** The CephFS dashboard: every storage whose managers are scraped (the storage label). */
+function cephFsDashboard() {
+    const on = { storage: "~$storage" };
+    return dashboard("zcloud-storage-cephfs", "zcloud-storage / CephFS", "label_values(ceph_health_status, storage)", [
+        { title: "Health (0 ok, 1 warn, 2 error)", unit: "short", queries: [{ expr: selector("ceph_health_status", on), legend: "{{storage}}" }] },
+        { title: "Mons in quorum", unit: "short", queries: [{ expr: `sum by (storage) (${selector("ceph_mon_quorum_status", on)})`, legend: "{{storage}}" }] },
+        {
+            title: "OSDs up and in",
+            unit: "short",
+            queries: [
+                { expr: `sum by (storage) (${selector("ceph_osd_up", on)})`, legend: "{{storage}} up" },
+                { expr: `sum by (storage) (${selector("ceph_osd_in", on)})`, legend: "{{storage}} in" },
+            ],
+        },
+        {
+            title: "Placement groups",
+            unit: "short",
+            queries: [
+                { expr: `sum by (storage) (${selector("ceph_pg_total", on)})`, legend: "{{storage}} total" },
+                { expr: `sum by (storage) (${selector("ceph_pg_active", on)})`, legend: "{{storage}} active" },
+                { expr: `sum by (storage) (${selector("ceph_pg_degraded", on)})`, legend: "{{storage}} degraded" },
+            ],
+        },
+        { title: "Pools used", unit: "percent", queries: [{ expr: poolUsedPercent("~$storage"), legend: "{{storage}} {{name}}" }] },
+        { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
+    ]);
 }

@@ -58,6 +58,7 @@ export const iscsiStorageType = defineStorageType({
                 title: "iSCSI",
                 stem: "CsiSanlockLvm",
                 driver: driverName,
+                provisioner: sanlockDriverName,
                 workloads: [
                     { kind: "DaemonSet", name: `${driverName}-node` },
                     { kind: "Deployment", name: `${driverName}-controller` },

@@ -80,36 +80,41 @@ function groups(storages: LvmConfig[], ctx: MonitoringContext): RuleGroup[] {
 }
 
 export function lvmMonitoring(storages: LvmConfig[], ctx: MonitoringContext): TypeMonitoring {
-    const vg = (m: string) => selector(m, { device_class: "~$storage" });
     return {
         targets: ctx.ownsDriver ? [topolvmMetricsTarget] : [],
         groups: groups(storages, ctx),
-        dashboard: dashboard("zcloud-storage-lvm", "zcloud-storage / LVM", storages.map((s) => s.name), [
-            {
-                title: "Volume group used",
-                unit: "percent",
-                queries: [{ expr: `(1 - ${vg("topolvm_volumegroup_available_bytes")} / ${vg("topolvm_volumegroup_size_bytes")}) * 100`, legend: "{{device_class}} {{node}}" }],
-            },
-            {
-                title: "Volume group free",
-                unit: "bytes",
-                queries: [{ expr: vg("topolvm_volumegroup_available_bytes"), legend: "{{device_class}} {{node}}" }],
-            },
-            {
-                title: "Thin pool data used",
-                unit: "percent",
-                queries: [{ expr: vg("topolvm_thinpool_data_percent"), legend: "{{device_class}} {{node}}" }],
-            },
-            {
-                title: "Volumes used",
-                unit: "percent",
-                queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }],
-            },
-            {
-                title: "Thin pool metadata used",
-                unit: "percent",
-                queries: [{ expr: vg("topolvm_thinpool_metadata_percent"), legend: "{{device_class}} {{node}}" }],
-            },
-        ]),
+        ...(ctx.ownsDriver ? { dashboard: lvmDashboard() } : {}),
     };
+}
+
+/** The LVM dashboard: every device class topolvm-node reports (each LVM storage's). */
+function lvmDashboard() {
+    const vg = (m: string) => selector(m, { device_class: "~$storage" });
+    return dashboard("zcloud-storage-lvm", "zcloud-storage / LVM", "label_values(topolvm_volumegroup_size_bytes, device_class)", [
+        {
+            title: "Volume group used",
+            unit: "percent",
+            queries: [{ expr: `(1 - ${vg("topolvm_volumegroup_available_bytes")} / ${vg("topolvm_volumegroup_size_bytes")}) * 100`, legend: "{{device_class}} {{node}}" }],
+        },
+        {
+            title: "Volume group free",
+            unit: "bytes",
+            queries: [{ expr: vg("topolvm_volumegroup_available_bytes"), legend: "{{device_class}} {{node}}" }],
+        },
+        {
+            title: "Thin pool data used",
+            unit: "percent",
+            queries: [{ expr: vg("topolvm_thinpool_data_percent"), legend: "{{device_class}} {{node}}" }],
+        },
+        {
+            title: "Volumes used",
+            unit: "percent",
+            queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }],
+        },
+        {
+            title: "Thin pool metadata used",
+            unit: "percent",
+            queries: [{ expr: vg("topolvm_thinpool_metadata_percent"), legend: "{{device_class}} {{node}}" }],
+        },
+        ]);
 }

@@ -2,8 +2,9 @@ import type { Dashboard as GrafanaDashboard, Panel as GrafanaPanel } from "@graf
 
 /**
  * Grafana dashboards as plain JSON (schemaVersion 39, the dashboard model Grafana 10 and later
- * load): a datasource variable, a storage variable listing the type's storages, and rows of
- * time series panels whose queries take `$storage`.
+ * load): a datasource variable, a storage variable whose values a Prometheus query lists (every
+ * storage of the type in the cluster, whichever stack made it), and time series panels whose
+ * queries take `$storage`.
  */
 
 export interface PanelQuery {
@@ -47,9 +48,8 @@ function panel(spec: PanelSpec, id: number): GrafanaPanel {
     } satisfies GrafanaPanel;
 }
 
-/** One dashboard: `storages` are the values of its `storage` variable (the type's storages). */
-export function dashboard(uid: string, title: string, storages: string[], panels: PanelSpec[]): Dashboard {
-    const sorted = [...storages].sort();
+/** One dashboard: `storages` is the label_values query that lists its `storage` variable's values. */
+export function dashboard(uid: string, title: string, storages: string, panels: PanelSpec[]): Dashboard {
     const model = {
         uid,
         title,
@@ -66,8 +66,12 @@ export function dashboard(uid: string, title: string, storages: string[], panels
                 {
                     name: "storage",
                     label: "Storage",
-                    type: "custom",
-                    query: sorted.join(","),
+                    type: "query",
+                    datasource,
+                    query: storages,
+                    // Refreshed when the dashboard loads: storages come and go.
+                    refresh: 1,
+                    sort: 1,
                     multi: true,
                     includeAll: true,
                     current: { text: ["All"], value: ["$__all"] },

@@ -1,7 +1,7 @@
 import { AlertThresholds } from "../config/monitoring";
 import { MonitoringContext } from "./context";
 import { dashboard, PanelSpec } from "./dashboards";
-import { alertRule, RuleGroup, volumeAlerts, volumeUsedPercent, workloadAlerts } from "./rules";
+import { alertRule, promString, RuleGroup, volumeAlerts, volumeUsedPercent, workloadAlerts } from "./rules";
 import { WatchedWorkload } from "./targets";
 import { TypeMonitoring } from "./typeMonitoring";
 
@@ -18,6 +18,8 @@ export interface DriverMonitoringArgs {
     /** The driver's label value on its alerts, e.g. csi-driver-nfs. */
     driver: string;
     workloads: WatchedWorkload[];
+    /** The CSI driver's name (StorageClass provisioner): the dashboard lists the type's StorageClasses by it. */
+    provisioner: string;
     /** Panels of the type's own metrics, before the volume panel. */
     panels?: PanelSpec[];
 }
@@ -33,9 +35,14 @@ export function driverMonitoring(a: DriverMonitoringArgs, storages: Array<{ name
     return {
         targets: [],
         groups: [...driverGroups, ...storageGroups],
-        dashboard: dashboard(`zcloud-storage-${a.type}`, `zcloud-storage / ${a.title}`, storages.map((s) => s.name), [
-            ...(a.panels ?? []),
-            { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
-        ]),
+        ...(ctx.ownsDriver
+            ? {
+                  // Every StorageClass of the driver (kube-state-metrics), whichever stack made it.
+                  dashboard: dashboard(`zcloud-storage-${a.type}`, `zcloud-storage / ${a.title}`, `label_values(kube_storageclass_info{provisioner=${promString(a.provisioner)}}, storageclass)`, [
+                      ...(a.panels ?? []),
+                      { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
+                  ]),
+              }
+            : {}),
     };
 }

@@ -4,6 +4,7 @@ import * as yaml from "js-yaml";
 import { MonitoringConfig } from "../config/monitoring";
 import { commonLabels } from "../naming";
 import { metricsPortName, metricsServiceLabels, scrapeConfig, serviceMonitorSpec } from "./scrape";
+import { Owner, RuleGroup } from "./rules";
 import { ScrapeTarget } from "./targets";
 import { TypeMonitoring } from "./typeMonitoring";
 
@@ -17,34 +18,74 @@ export interface StackMonitoringArgs {
     types: Record<string, TypeMonitoring>;
 }
 
-/** Names of the monitoring objects: fixed, so a user's Prometheus and Grafana can find them. */
+/**
+ * Names of the monitoring objects: fixed, and per storage or driver, so that stacks sharing the
+ * storage namespace (docs/splitting-stacks.md) never make one object twice. Storage names are
+ * StorageClass names, unique in the cluster; the prefixes keep a storage from taking a driver's.
+ */
 export const monitoringNames = {
-    prometheusRule: (type: string) => `zcloud-storage-${type}`,
+    prometheusRule: (o: Owner) => ("storage" in o ? `zcloud-storage-alerts-${o.storage}` : `zcloud-storage-driver-${o.driver}`),
+    /** Without the Prometheus Operator: a rule file (and scrape configs) per storage or driver, for a Prometheus set up by hand. */
+    prometheusFiles: (o: Owner) => ("storage" in o ? `zcloud-storage-rules-${o.storage}` : `zcloud-storage-driver-rules-${o.driver}`),
+    rulesFile: (o: Owner) => `${monitoringNames.prometheusFiles(o)}.yaml`,
+    scrapeFile: (o: Owner) => ("storage" in o ? `zcloud-storage-scrape-${o.storage}.yaml` : `zcloud-storage-driver-scrape-${o.driver}.yaml`),
+    /** Made by the stack that deploys the type's driver: its storage list comes from the metrics. */
     dashboard: (type: string) => `zcloud-storage-dashboard-${type}`,
-    /** Without the Prometheus Operator: the rule file and scrape configs, for a Prometheus set up by hand. */
-    prometheusFiles: "zcloud-storage-prometheus",
-    rulesFile: "zcloud-storage-rules.yaml",
-    scrapeFile: "zcloud-storage-scrape.yaml",
     dashboardFile: (type: string) => `zcloud-storage-${type}.json`,
 };
 
 const monitoringApi = "monitoring.coreos.com/v1";
 
-/** The whole rule file of a stack (every type's groups), as Prometheus loads it. */
-export function ruleFile(types: Record<string, TypeMonitoring>): string {
-    return yaml.dump({ groups: Object.values(types).flatMap((t) => t.groups) }, { lineWidth: -1, noRefs: true });
+/** Whose alerts, rules and scrape targets these are: one storage's or one driver's. */
+export interface MonitoringUnit {
+    owner: Owner;
+    group: RuleGroup;
+    targets: ScrapeTarget[];
 }
 
-/** The `scrape_configs` of a stack, for a Prometheus without the Operator. */
-export function scrapeFile(types: Record<string, TypeMonitoring>, namespace: string): string {
-    const configs = Object.values(types).flatMap((t) => t.targets.map((target) => scrapeConfig(target, namespace)));
-    return yaml.dump({ scrape_configs: configs }, { lineWidth: -1, noRefs: true });
+/** A group's owner: its rules' storage or driver label (a group holds one owner's rules). */
+function ownerOf(group: RuleGroup): Owner {
+    const labels = group.rules[0]?.labels as Partial<{ storage: string; driver: string }> | undefined;
+    if (labels?.storage !== undefined) return { storage: labels.storage };
+    if (labels?.driver !== undefined) return { driver: labels.driver };
+    throw new Error(`rule group ${group.name} has no rule with a storage or driver label`);
+}
+
+/** Every type's groups and targets by owner: a storage's target goes with its storage, a driver's with the type's driver. */
+export function monitoringUnits(types: Record<string, TypeMonitoring>): MonitoringUnit[] {
+    return Object.values(types).flatMap((t) => {
+        const units = t.groups.map((group) => ({ owner: ownerOf(group), group, targets: [] as ScrapeTarget[] }));
+        for (const target of t.targets) {
+            const unit = units.find((u) => (target.storage === undefined ? "driver" in u.owner : "storage" in u.owner && u.owner.storage === target.storage));
+            if (!unit) {
+                throw new Error(`metrics Service ${target.service} belongs to no storage or driver of its type`);
+            }
+            unit.targets.push(target);
+        }
+        return units;
+    });
+}
+
+/** A rule file of groups, as Prometheus loads it. */
+export function groupsFile(groups: RuleGroup[]): string {
+    return yaml.dump({ groups }, { lineWidth: -1, noRefs: true });
+}
+
+/** The whole rule file of a stack: every type's groups. */
+export function ruleFile(types: Record<string, TypeMonitoring>): string {
+    return groupsFile(Object.values(types).flatMap((t) => t.groups));
+}
+
+/** `scrape_configs` of targets, for a Prometheus without the Operator. */
+export function scrapeFile(targets: ScrapeTarget[], namespace: string): string {
+    return yaml.dump({ scrape_configs: targets.map((target) => scrapeConfig(target, namespace)) }, { lineWidth: -1, noRefs: true });
 }
 
 /**
  * Monitoring of a stack's storages (zcloud-storage:monitoring): a metrics Service per endpoint,
- * then either ServiceMonitor and PrometheusRule objects (Prometheus Operator) or one ConfigMap
- * with a rule file and scrape configs; and a Grafana dashboard ConfigMap per storage type.
+ * then either ServiceMonitors and a PrometheusRule per storage and driver (Prometheus Operator) or
+ * a ConfigMap per storage and driver with its rule file and scrape configs; and, where the stack
+ * deploys a type's driver, a Grafana dashboard ConfigMap for the type.
  * Nothing here touches a daemon: turning monitoring on or off leaves every storage as it is.
  */
 export class StackMonitoring extends pulumi.ComponentResource {
@@ -58,6 +99,7 @@ export class StackMonitoring extends pulumi.ComponentResource {
         const targets = Object.values(args.types).flatMap((t) => t.targets);
         this.services = targets.map((t) => this.metricsService(t, namespace, child));
 
+        const units = monitoringUnits(args.types);
         if (config.prometheusOperator) {
             targets.forEach((t, i) => {
                 new k8s.apiextensions.CustomResource(
@@ -71,34 +113,38 @@ export class StackMonitoring extends pulumi.ComponentResource {
                     { ...child, dependsOn: [this.services[i]] },
                 );
             });
-            for (const [type, t] of Object.entries(args.types)) {
+            for (const u of units) {
+                const name = monitoringNames.prometheusRule(u.owner);
                 new k8s.apiextensions.CustomResource(
-                    `${type}-prometheusrule`,
+                    name,
                     {
                         apiVersion: monitoringApi,
                         kind: "PrometheusRule",
-                        metadata: { name: monitoringNames.prometheusRule(type), namespace, labels: { ...labels("alerts"), ...config.labels } },
-                        spec: { groups: t.groups },
+                        metadata: { name, namespace, labels: { ...labels("alerts"), ...config.labels } },
+                        spec: { groups: [u.group] },
                     },
                     child,
                 );
             }
         } else {
-            new k8s.core.v1.ConfigMap(
-                "prometheus-files",
-                {
-                    metadata: { name: monitoringNames.prometheusFiles, namespace, labels: labels("alerts") },
-                    data: {
-                        [monitoringNames.rulesFile]: ruleFile(args.types),
-                        [monitoringNames.scrapeFile]: scrapeFile(args.types, args.namespaceName),
+            for (const u of units) {
+                const name = monitoringNames.prometheusFiles(u.owner);
+                new k8s.core.v1.ConfigMap(
+                    name,
+                    {
+                        metadata: { name, namespace, labels: labels("alerts") },
+                        data: {
+                            [monitoringNames.rulesFile(u.owner)]: groupsFile([u.group]),
+                            ...(u.targets.length ? { [monitoringNames.scrapeFile(u.owner)]: scrapeFile(u.targets, args.namespaceName) } : {}),
+                        },
                     },
-                },
-                child,
-            );
+                    child,
+                );
+            }
         }
 
         if (config.dashboards) {
-            for (const [type, t] of Object.entries(args.types)) {
+            for (const [type, t] of Object.entries(args.types).filter(([, t]) => t.dashboard !== undefined)) {
                 new k8s.core.v1.ConfigMap(
                     `${type}-dashboard`,
                     {

@@ -9,5 +9,6 @@ import { ScrapeTarget } from "./targets";
 export interface TypeMonitoring {
     targets: ScrapeTarget[];
     groups: RuleGroup[];
-    dashboard: Dashboard;
+    /** Only where the stack deploys the type's driver: one dashboard per type in the cluster. */
+    dashboard?: Dashboard;
 }

@@ -24,6 +24,7 @@ export const nfsStorageType = defineStorageType({
                 title: "NFS",
                 stem: "CsiDriverNfs",
                 driver: driverName,
+                provisioner: nfsDriverName,
                 workloads: [
                     { kind: "DaemonSet", name: `${driverName}-node` },
                     { kind: "Deployment", name: `${driverName}-controller` },

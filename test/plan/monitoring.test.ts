@@ -115,8 +115,23 @@ describe("monitoring: the planned objects", () => {
         assert.deepEqual([...planned].filter((w) => !watched.includes(w)), []);
     });
 
-    test("one PrometheusRule per type, one group per storage and driver; dashboards per type for the Grafana sidecar", () => {
-        assert.deepEqual(resourcesOfType(on, PROMETHEUS_RULE).map((r) => inputs(r).metadata.name).sort(), ["zcloud-storage-cephfs", "zcloud-storage-iscsi", "zcloud-storage-lvm", "zcloud-storage-nfs"]);
+    test("one PrometheusRule per storage and per driver, each with its one group; dashboards per type for the Grafana sidecar", () => {
+        assert.deepEqual(resourcesOfType(on, PROMETHEUS_RULE).map((r) => inputs(r).metadata.name).sort(), [
+            "zcloud-storage-alerts-fast",
+            "zcloud-storage-alerts-nas",
+            "zcloud-storage-alerts-san",
+            "zcloud-storage-alerts-shared-fs",
+            "zcloud-storage-alerts-thin",
+            "zcloud-storage-driver-ceph-csi-cephfs",
+            "zcloud-storage-driver-csi-driver-nfs",
+            "zcloud-storage-driver-csi-sanlock-lvm",
+            "zcloud-storage-driver-topolvm",
+        ]);
+        for (const r of resourcesOfType(on, PROMETHEUS_RULE)) {
+            const [group] = inputs(r).spec.groups;
+            assert.equal(inputs(r).spec.groups.length, 1);
+            assert.ok(group.rules.every((rule: Inputs) => inputs(r).metadata.name.endsWith(`-${rule.labels.storage ?? rule.labels.driver}`)), group.name);
+        }
         assert.deepEqual(rules(on).map((g) => g.name).sort(), [
             "zcloud-storage.cephfs.ceph-csi-cephfs",
             "zcloud-storage.cephfs.shared-fs",
@@ -134,7 +149,8 @@ describe("monitoring: the planned objects", () => {
             const [file, text] = Object.entries(inputs(c).data as Record<string, string>)[0];
             const dashboard = JSON.parse(text);
             assert.equal(file, `${dashboard.uid}.json`);
-            assert.deepEqual(dashboard.templating.list.find((v: Inputs) => v.name === "storage").query.split(",").length > 0, true);
+            // The storage list comes from the metrics: every storage of the type, whichever stack made it.
+            assert.match(dashboard.templating.list.find((v: Inputs) => v.name === "storage").query, /^label_values\(/);
         }
     });
 
@@ -160,28 +176,83 @@ describe("monitoring: the planned objects", () => {
 
     test("prometheusOperator: false: no CRD objects; one ConfigMap with the same rules and scrape configs for the metrics Services", () => {
         assert.deepEqual([...resourcesOfType(files, SERVICE_MONITOR), ...resourcesOfType(files, PROMETHEUS_RULE)], []);
-        const cm = inputs(resourceNamed(files, "prometheus-files", CONFIG_MAP));
-        assert.equal(cm.metadata.name, "zcloud-storage-prometheus");
-        const ruleFile = yaml.load(cm.data["zcloud-storage-rules.yaml"]) as { groups: unknown[] };
+        const maps = resourcesOfType(files, CONFIG_MAP).filter((c) => /^zcloud-storage-(driver-)?rules-/.test(inputs(c).metadata.name));
+        assert.deepEqual(maps.map((c) => `${inputs(c).metadata.name}: ${Object.keys(inputs(c).data).sort().join(" ")}`).sort(), [
+            "zcloud-storage-driver-rules-ceph-csi-cephfs: zcloud-storage-driver-rules-ceph-csi-cephfs.yaml",
+            "zcloud-storage-driver-rules-csi-driver-nfs: zcloud-storage-driver-rules-csi-driver-nfs.yaml",
+            "zcloud-storage-driver-rules-csi-sanlock-lvm: zcloud-storage-driver-rules-csi-sanlock-lvm.yaml",
+            "zcloud-storage-driver-rules-topolvm: zcloud-storage-driver-rules-topolvm.yaml zcloud-storage-driver-scrape-topolvm.yaml",
+            "zcloud-storage-rules-fast: zcloud-storage-rules-fast.yaml",
+            "zcloud-storage-rules-nas: zcloud-storage-rules-nas.yaml",
+            "zcloud-storage-rules-san: zcloud-storage-rules-san.yaml",
+            "zcloud-storage-rules-shared-fs: zcloud-storage-rules-shared-fs.yaml zcloud-storage-scrape-shared-fs.yaml",
+            "zcloud-storage-rules-thin: zcloud-storage-rules-thin.yaml",
+        ]);
+        const data = Object.assign({}, ...maps.map((c) => inputs(c).data)) as Record<string, string>;
+        const ruleGroups = Object.entries(data).filter(([k]) => !k.includes("-scrape-")).flatMap(([, text]) => (yaml.load(text) as { groups: unknown[] }).groups);
         const byName = (groups: unknown[]) => [...(groups as Array<{ name: string }>)].sort((a, b) => a.name.localeCompare(b.name));
-        assert.deepEqual(byName(ruleFile.groups), byName(rules(on)));
-        const scrape = yaml.load(cm.data["zcloud-storage-scrape.yaml"]) as { scrape_configs: Inputs[] };
-        assert.deepEqual(scrape.scrape_configs.map((c) => c.job_name).sort(), ["zcloud-storage/ceph-shared-fs-metrics", "zcloud-storage/topolvm-node-metrics"]);
-        const ceph = scrape.scrape_configs.find((c) => c.job_name.endsWith("ceph-shared-fs-metrics"))!;
+        assert.deepEqual(byName(ruleGroups), byName(rules(on)));
+        const scrapes = Object.entries(data).filter(([k]) => k.includes("-scrape-")).flatMap(([, text]) => (yaml.load(text) as { scrape_configs: Inputs[] }).scrape_configs);
+        assert.deepEqual(scrapes.map((c) => c.job_name).sort(), ["zcloud-storage/ceph-shared-fs-metrics", "zcloud-storage/topolvm-node-metrics"]);
+        const ceph = scrapes.find((c) => c.job_name.endsWith("ceph-shared-fs-metrics"))!;
         assert.deepEqual(ceph.relabel_configs.at(-1), { target_label: "storage", replacement: "shared-fs" });
         assert.equal(resourcesOfType(files, CONFIG_MAP).some((c) => inputs(c).metadata.name.startsWith("zcloud-storage-dashboard-")), false);
     });
 });
 
+describe("monitoring: stacks that share the storage namespace (sharedResources: external)", () => {
+    const split: Record<string, PlanRun> = {};
+    before(async () => {
+        const fastLvm = { name: "fast", hosts: { node1: [dev(1)] } };
+        const bulk = { name: "bulk", hosts: { node2: [dev(2)] } };
+        const nas = { name: "nas", server: "10.0.0.60", path: "/exports/k8s" };
+        const configs = {
+            owner: { drivers: ["lvm", "nfs"], monitoring: {} },
+            poolA: { ...baseConfig, sharedResources: "external", lvm: [fastLvm], monitoring: {} },
+            poolB: { ...baseConfig, sharedResources: "external", lvm: [bulk], nfs: [nas], monitoring: {} },
+        };
+        for (const [name, values] of Object.entries(configs)) {
+            split[name] = await planValues(values);
+            assert.equal(split[name].error, undefined, split[name].error?.message);
+        }
+    });
+
+    test("no two stacks make one object: each storage's alerts in its own stack, the drivers' alerts, metrics and dashboards in the owner's", () => {
+        const objects = (run: PlanRun) => run.resources.filter((r) => r.custom && (r.inputs.metadata as { name?: string } | undefined)?.name).map((r) => `${r.type} ${(r.inputs.metadata as { name: string }).name}`);
+        const seen = new Map<string, string>();
+        const twice: string[] = [];
+        for (const [stack, run] of Object.entries(split)) {
+            for (const o of objects(run)) {
+                if (seen.has(o)) twice.push(`${o}: ${seen.get(o)} and ${stack}`);
+                seen.set(o, stack);
+            }
+        }
+        assert.deepEqual(twice, []);
+        const monitoringObjects = (run: PlanRun) =>
+            objects(run)
+                .filter((o) => /PrometheusRule|ServiceMonitor|-metrics$|dashboard/.test(o))
+                .map((o) => o.split(" ")[1])
+                .sort();
+        assert.deepEqual(monitoringObjects(split.owner), ["topolvm-node-metrics", "topolvm-node-metrics", "zcloud-storage-dashboard-lvm", "zcloud-storage-dashboard-nfs", "zcloud-storage-driver-csi-driver-nfs", "zcloud-storage-driver-topolvm"]);
+        assert.deepEqual(monitoringObjects(split.poolA), ["zcloud-storage-alerts-fast"]);
+        assert.deepEqual(monitoringObjects(split.poolB), ["zcloud-storage-alerts-bulk", "zcloud-storage-alerts-nas"]);
+    });
+});
+
 describe("monitoring: --out writes the files a Prometheus loads", () => {
     test("without the Operator: the ConfigMap's rule file and scrape configs, as they are; listed apart in index.txt", () => {
-        const cm = inputs(resourceNamed(files, "prometheus-files", CONFIG_MAP));
-        assert.deepEqual(prometheusFiles(files.resources), [
-            { path: "prometheus/zcloud-storage-rules.yaml", text: cm.data["zcloud-storage-rules.yaml"] },
-            { path: "prometheus/zcloud-storage-scrape.yaml", text: cm.data["zcloud-storage-scrape.yaml"] },
+        const cm = inputs(resourceNamed(files, "zcloud-storage-rules-shared-fs", CONFIG_MAP));
+        const written = prometheusFiles(files.resources);
+        assert.equal(written.length, 11);
+        assert.deepEqual(written.filter((f) => f.path.includes("shared-fs")), [
+            { path: "prometheus/zcloud-storage-rules-shared-fs.yaml", text: cm.data["zcloud-storage-rules-shared-fs.yaml"] },
+            { path: "prometheus/zcloud-storage-scrape-shared-fs.yaml", text: cm.data["zcloud-storage-scrape-shared-fs.yaml"] },
         ]);
         const index = outFiles(files.resources, () => "").find((f) => f.path === "index.txt")!.text;
-        assert.match(index, /\n# For Prometheus \(not applied; docs\/monitoring\.md\):\n {5}prometheus\/zcloud-storage-rules\.yaml {4}# the alert rules\n {5}prometheus\/zcloud-storage-scrape\.yaml {4}# scrape configs of the metrics Services\n$/);
+        const listed = index.slice(index.indexOf("# For Prometheus (not applied; docs/monitoring.md):\n"));
+        assert.match(listed, /\n {5}prometheus\/zcloud-storage-rules-shared-fs\.yaml {4}# alert rules\n/);
+        assert.match(listed, /\n {5}prometheus\/zcloud-storage-scrape-shared-fs\.yaml {4}# scrape configs of the metrics Services\n/);
+        assert.equal(listed.trimEnd().split("\n").length, 12);
     });
 
     test("with the Operator: the PrometheusRules' groups as one rule file; no monitoring, no files", () => {
@@ -208,20 +279,18 @@ describe("monitoring: existing stacks", () => {
 
     test("a threshold change updates one PrometheusRule in place", () => {
         const changes = diffPlans(on.resources, tuned.resources);
-        // volumeUsed is read by every type: each type's PrometheusRule, and nothing else.
+        // volumeUsed is read by every storage: each storage's PrometheusRule, in place; no driver's.
         assert.deepEqual(changes.map((c) => `${c.kind} ${c.resource.name} ${c.fields.join(",")}`).sort(), [
-            "update cephfs-prometheusrule spec.groups",
-            "update iscsi-prometheusrule spec.groups",
-            "update lvm-prometheusrule spec.groups",
-            "update nfs-prometheusrule spec.groups",
+            "update zcloud-storage-alerts-fast spec.groups",
+            "update zcloud-storage-alerts-nas spec.groups",
+            "update zcloud-storage-alerts-san spec.groups",
+            "update zcloud-storage-alerts-shared-fs spec.groups",
+            "update zcloud-storage-alerts-thin spec.groups",
         ]);
         // --diff says which alert changes, and how, under each rule.
-        assert.deepEqual(changes.find((c) => c.resource.name === "lvm-prometheusrule")!.kind, "update");
-        assert.deepEqual(alertNotes(changes.find((c) => c.resource.name === "lvm-prometheusrule")!), [
+        assert.deepEqual(alertNotes(changes.find((c) => c.resource.name === "zcloud-storage-alerts-fast")!), [
             "alert StorageVolumeFilling (fast): >= 85 -> >= 70",
             "alert StorageVolumeFullSoon (fast): >= 100, >= 42.5 -> >= 100, >= 35",
-            "alert StorageVolumeFilling (thin): >= 85 -> >= 70",
-            "alert StorageVolumeFullSoon (thin): >= 100, >= 42.5 -> >= 100, >= 35",
         ]);
     });
 });

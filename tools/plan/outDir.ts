@@ -135,7 +135,7 @@ export function outFiles(resources: PlannedResource[], bundleText: (sha256: stri
     const prometheus: string[] = [];
     for (const p of prometheusFiles(resources)) {
         add(p, "monitoring");
-        prometheus.push(`${p.path}    # ${p.path.endsWith("scrape.yaml") ? "scrape configs of the metrics Services" : "the alert rules"}`);
+        prometheus.push(`${p.path}    # ${/-scrape-/.test(p.path) ? "scrape configs of the metrics Services" : "alert rules"}`);
     }
     const text = [
         "# What `pulumi up` applies, in order (a resource comes after what it depends on).",
