@@ -36,6 +36,11 @@ import { PodNetwork, podNetwork } from "./podNetwork";
 import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
 import { copyIntoGuest, flagOf, guestUntil, tokenKubeconfig } from "./guestFiles";
+import { parseStackConfig } from "../../components/config/parse";
+import { lvmMonitoring, thinPoolPercent, topolvmMetricsTarget } from "../../components/lvm/monitoring";
+import { ruleFile } from "../../components/monitoring/stackMonitoring";
+import { freePort } from "../helpers/net";
+import { PrometheusServer, metricNames, startPrometheus, withFor } from "../monitoring/prometheusServer";
 
 const run$ = promisify(execFile);
 const repo = path.resolve(__dirname, "../..");
@@ -82,6 +87,15 @@ const storages: StorageUnderTest[] = [
 ];
 const [thick, thin] = storages;
 
+/**
+ * The thin storage's thresholds in the metrics test, set through its `alerts` as a stack would:
+ * low enough to reach with a few hundred MiB written in an emulated guest; the metadata warning
+ * just above what writing the data alone reaches.
+ */
+const metricsThresholds = { thinPoolDataUsed: { warning: 10, critical: 20 }, thinPoolMetadataUsed: { warning: 16, critical: 40 } };
+/** What the metrics test writes into a thin volume of 1 GiB (the pool is about 7.2 GiB: about 12 % of it). */
+const metricsDataMiB = 896;
+
 /** The controller's CSI socket on this machine, once it serves (forwarded into each guest). */
 let controllerSocket: string | undefined;
 /** Where everything of this run lives, on this machine and at the same path in the guests. */
@@ -110,6 +124,8 @@ const hostProcesses: ChildProcess[] = [];
 const networks: PodNetwork[] = [];
 const started: StartedContainer[] = [];
 let apiBridge: net.Server | undefined;
+/** The real Prometheus of the metrics test (stopped in after). */
+let prom: PrometheusServer | undefined;
 let containerCount = 0;
 /** What runs on each storage's node, once started. */
 const served = new Map<string, { guest: Guest; nodeSocket: string; nodeLog: string }>();
@@ -318,6 +334,7 @@ before(async () => {
 
 after(async () => {
     process.stderr.write(`[drivers] guest.test.ts timings: ${timings.join(", ")}\n`);
+    await prom?.stop();
     await Promise.all(started.map((s) => s.stop()));
     networks.forEach((n) => n.close());
     for (const p of hostProcesses) {
@@ -464,6 +481,157 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         assert.notEqual((await g.run(`lvs zcloud-${thin.name}/${snapshot.snapshotId}`)).code, 0);
         await removeVolume(thin, volume.volumeId, target);
         assert.equal(logicalVolumes().length, 0);
+    });
+
+    test(`${thin.name}: a real Prometheus scrapes topolvm-node on ${thin.node} with the rendered LVM rules: the thin pool's data alert fires, then its metadata alert; every LVM dashboard query has series`, async () => {
+        const g = guestOf(thin);
+        servedOn(thin);
+        const vg = `zcloud-${thin.name}`;
+        const t0 = Date.now();
+        const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+        const note = (line: string) => process.stderr.write(`[drivers] metrics: ${line}\n`);
+        const pool = async () => {
+            const [data, meta] = (await g.check(`lvs --noheadings --nosuffix -o data_percent,metadata_percent ${vg}/pool`)).trim().split(/\s+/).map(Number);
+            return { data, meta };
+        };
+        const { thinPoolDataUsed: dataAt, thinPoolMetadataUsed: metaAt } = metricsThresholds;
+
+        const before = await pool();
+
+        // The rules of this storage as the program renders them, with the thresholds set through its alerts.
+        const parsed = parseStackConfig({
+            ssh: { privateKey: "k", hostKeys: { [thin.node]: g.connection.hostKey } },
+            nodes: { [thin.node]: { address: g.connection.host, port: g.connection.port } },
+            monitoring: {},
+            lvm: [{ name: thin.name, hosts: { [thin.node]: [g.disks[thin.disk]] }, thin: thin.thin, alerts: metricsThresholds }],
+        });
+        assert.deepEqual(parsed.errors, []);
+        const lvm = lvmMonitoring(parsed.model!.lvm, { namespace: parsed.model!.namespace, ownsDriver: true });
+        const gauge = async (part: "data" | "metadata") => {
+            const found = await prom!.query(thinPoolPercent(thin.name, part));
+            return found.length === 1 ? Number(found[0].value[1]) : undefined;
+        };
+        /** Prometheus up and scraping topolvm-node's metrics port (the rendered target's), forwarded here over SSH. */
+        const scraping = async () => {
+            const port = await freePort();
+            hostProcesses.push(g.forwardGuestPort(port, topolvmMetricsTarget.port));
+            const endpoint = `http://127.0.0.1:${port}${topolvmMetricsTarget.path}`;
+            const deadline = Date.now() + 30_000;
+            let text = "";
+            while (!text.includes("topolvm_thinpool_data_percent")) {
+                assert.ok(Date.now() < deadline, `topolvm-node's thin pool gauges at ${endpoint} (guest port ${topolvmMetricsTarget.port}): not within 30000 ms\n${text.slice(0, 2000)}`);
+                await new Promise((r) => setTimeout(r, 500));
+                text = await fetch(endpoint, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), (e) => String(e));
+            }
+            prom = await startPrometheus({
+                dir: path.join(dir, "prometheus"),
+                // As the rendered ServiceMonitor scrapes: the target's path, its own labels kept (node).
+                scrapeConfigs: [{ job_name: topolvmMetricsTarget.service, honor_labels: topolvmMetricsTarget.honorLabels, metrics_path: topolvmMetricsTarget.path, static_configs: [{ targets: [`127.0.0.1:${port}`] }] }],
+                // Every `for` shortened: the promtool cases (test/monitoring/promtool.test.ts) prove the real ones.
+                ruleFiles: [withFor(ruleFile({ lvm }), "4s")],
+                interval: "2s",
+            });
+            await prom.until(`${thinPoolPercent(thin.name, "data")} scraped`, 30_000, () => gauge("data"));
+        };
+        // Data: a thin volume of the storage (made while Prometheus starts), written below.
+        const [volume] = await Promise.all([timed("metrics: volume created", () => createVolume(thin, "pvc-metrics")), timed("metrics: Prometheus scrapes topolvm-node", scraping)]);
+        const p = prom!;
+        const alertsOf = async (prefix: string) => (await p.alerts()).filter((a) => a.labels.alertname.startsWith(prefix) && a.labels.storage === thin.name);
+        const firing = (name: string) => p.until(`${name} firing for ${thin.name} in ${p.url}/api/v1/alerts`, 90_000, async () => (await alertsOf(name)).find((a) => a.labels.alertname === name && a.state === "firing"));
+        // An alert's labels less the target's (instance, job here; the Operator's scrape adds namespace, pod, service too).
+        const alertLabels = (a: { labels: Record<string, string> }) => Object.fromEntries(Object.entries(a.labels).filter(([k]) => k !== "instance" && k !== "job"));
+        note(`at start: lvs data ${before.data}%, metadata ${before.meta}%; after the volume's creation the gauges say ${await gauge("data")}%, ${await gauge("metadata")}% (${at()})`);
+        assert.ok(before.data < dataAt.warning && before.meta < metaAt.warning, `the pool starts below the test's thresholds: ${JSON.stringify(before)}`);
+        assert.deepEqual(await alertsOf("LvmThinPool"), [], "no thin pool alert before anything is written");
+
+        // dm-thin maps a chunk for every write, zeros too.
+        const device = `/dev/${vg}/${volume.volumeId}`;
+        await timed("metrics: data written", () => g.check(`dd if=/dev/zero of=${device} bs=1M count=${metricsDataMiB} oflag=direct status=none`, { timeoutMs: 300_000 }));
+        const written = await pool();
+        // lvmd sends topolvm-node the pool's figures only after a volume operation of its own (or on
+        // its 10-minute tick): the gauge still says what it said before the writes.
+        note(`${metricsDataMiB} MiB written (${at()}): lvs data ${written.data}%, metadata ${written.meta}%; gauges still ${await gauge("data")}%, ${await gauge("metadata")}%`);
+        // Any volume operation on the node refreshes them: a snapshot of the volume, as a VolumeSnapshot would.
+        const snapshots = [(await csiCall(g, controllerInGuest, "snapshot", [`-volume=${volume.volumeId}`, "-name=snap-metrics-data"])).snapshot.snapshotId as string];
+        const refreshedData = Date.now();
+        const dataFilling = await timed("metrics: LvmThinPoolDataFilling fires", () => firing("LvmThinPoolDataFilling"));
+        const afterData = await pool();
+        note(`LvmThinPoolDataFilling firing ${((Date.now() - refreshedData) / 1000).toFixed(1)} s after the refresh (${at()}): lvs data ${afterData.data}%, metadata ${afterData.meta}%; gauges ${await gauge("data")}%, ${await gauge("metadata")}%`);
+        assert.deepEqual(alertLabels(dataFilling), { alertname: "LvmThinPoolDataFilling", severity: "warning", storage: thin.name, device_class: thin.name, node: thin.node });
+        assert.match(dataFilling.annotations.description, new RegExp(`thin pool data of ${thin.name} on ${thin.node} is \\d+\\.\\d% used`));
+        assert.ok(afterData.data >= dataAt.warning && afterData.data < dataAt.critical, `data between the warning and the critical threshold: ${afterData.data}%`);
+        assert.ok(afterData.meta < metaAt.warning, `filling the data alone keeps the metadata below ${metaAt.warning}%: ${afterData.meta}%`);
+        const dataAlerts = (await alertsOf("LvmThinPool")).map((a) => `${a.labels.alertname} ${a.state}`).sort();
+        note(`thin pool alerts: ${dataAlerts.join(", ")}`);
+        assert.deepEqual(dataAlerts.filter((a) => !a.includes("FullSoon")), ["LvmThinPoolDataFilling firing"], "the data warning alone: no metadata alert yet, no critical (a forecast may be pending: the share rose fast)");
+
+        // Metadata: thin snapshots of the volume, each followed by a 4 KiB write every 4 MiB of it:
+        // each write un-shares a chunk (64 KiB of data) and copies its mapping's btree leaf (a 4 KiB
+        // metadata block), so the metadata grows far faster than the data, as with many snapshots.
+        const offsets = Array.from({ length: metricsDataMiB / 4 }, (_, i) => i * 4 * 1024 * 1024);
+        let now = afterData;
+        let steps = 0;
+        const metaStart = Date.now();
+        while (now.meta < metaAt.warning + 1) {
+            assert.ok(steps < 20, `metadata past ${metaAt.warning + 1}% within 20 snapshots: ${now.meta}%`);
+            steps++;
+            const writes = offsets.map((o) => `-c 'pwrite -q -S ${steps} ${o} 4096'`).join(" ");
+            await g.check(`lvcreate --quiet --snapshot --name zmeta${steps} ${vg}/${volume.volumeId} >/dev/null && xfs_io -d ${writes} ${device}`, { timeoutMs: 120_000 });
+            now = await pool();
+        }
+        timings.push(`metrics: metadata filled (${steps} snapshots) ${((Date.now() - metaStart) / 1000).toFixed(1)} s`);
+        note(`${steps} snapshots with ${offsets.length} writes each (${at()}): lvs data ${now.data}%, metadata ${now.meta}%; gauges still ${await gauge("data")}%, ${await gauge("metadata")}%`);
+        snapshots.push((await csiCall(g, controllerInGuest, "snapshot", [`-volume=${volume.volumeId}`, "-name=snap-metrics-metadata"])).snapshot.snapshotId);
+        const refreshedMeta = Date.now();
+        const metaFilling = await timed("metrics: LvmThinPoolMetadataFilling fires", () => firing("LvmThinPoolMetadataFilling"));
+        const afterMeta = await pool();
+        const gauges = { data: (await gauge("data"))!, meta: (await gauge("metadata"))! };
+        note(`LvmThinPoolMetadataFilling firing ${((Date.now() - refreshedMeta) / 1000).toFixed(1)} s after the refresh (${at()}): lvs data ${afterMeta.data}%, metadata ${afterMeta.meta}%; gauges ${gauges.data}%, ${gauges.meta}%`);
+        assert.deepEqual(alertLabels(metaFilling), { alertname: "LvmThinPoolMetadataFilling", severity: "warning", storage: thin.name, device_class: thin.name, node: thin.node });
+        assert.ok(Date.parse(metaFilling.activeAt) > Date.parse(dataFilling.activeAt), `the metadata alert (active at ${metaFilling.activeAt}) after the data alert (${dataFilling.activeAt})`);
+        // The gauges are lvs's figures at the refresh; nothing wrote since.
+        assert.deepEqual(gauges, { data: afterMeta.data, meta: afterMeta.meta }, "the gauges are what lvs says");
+        assert.ok(afterMeta.data < dataAt.critical && afterMeta.meta < metaAt.critical);
+        const thinAlerts = (await alertsOf("LvmThinPool")).map((a) => `${a.labels.alertname} ${a.state}`).sort();
+        note(`thin pool alerts: ${thinAlerts.join(", ")}`);
+        assert.deepEqual(thinAlerts.filter((a) => !a.includes("FullSoon")), ["LvmThinPoolDataFilling firing", "LvmThinPoolMetadataFilling firing"], "the two warnings, no critical (the forecasts may be pending: the shares rose fast)");
+
+        // Every metric the storage's rules read from TopoLVM is served, with the labels they use.
+        const servedNames = new Set((await p.query('count by (__name__) ({__name__=~"topolvm_.+"})')).map((x) => x.metric.__name__));
+        const ruleMetrics = [...new Set(lvm.groups.flatMap((gr) => gr.rules).flatMap((r) => metricNames(r.expr)))].sort();
+        const fromTopolvm = ruleMetrics.filter((m) => m.startsWith("topolvm_"));
+        note(`rule metrics from TopoLVM: ${fromTopolvm.join(", ")}; served: ${[...servedNames].sort().join(", ")}; not TopoLVM's (kube-state-metrics, the kubelet): ${ruleMetrics.filter((m) => !m.startsWith("topolvm_")).join(", ")}`);
+        assert.ok(fromTopolvm.length > 0);
+        assert.deepEqual(fromTopolvm.filter((m) => !servedNames.has(m)), [], "a rule reads a TopoLVM metric that topolvm-node does not serve");
+        for (const m of fromTopolvm) {
+            for (const s of await p.query(m)) {
+                assert.equal(s.metric.node, thin.node, `${m} carries node`);
+                assert.equal(s.metric.device_class, thin.name, `${m} carries device_class`);
+            }
+        }
+
+        // Every query of the LVM dashboard, for this storage.
+        const empty: string[] = [];
+        for (const panel of lvm.dashboard!.panels as { title: string; targets: { expr: string }[] }[]) {
+            for (const t of panel.targets) {
+                const series = await p.query(t.expr.replaceAll("$storage", thin.name));
+                note(`dashboard "${panel.title}": ${series.length} series`);
+                if (series.length === 0) empty.push(panel.title);
+            }
+        }
+        // No kubelet runs here (kwok stands in for it): its volume stats exist only in a real cluster.
+        assert.deepEqual(empty, ["Volumes used"], "every dashboard query but the kubelet's volume stats has series");
+
+        await p.stop();
+        prom = undefined;
+        await g.check(`lvremove --quiet --yes ${Array.from({ length: steps }, (_, i) => `${vg}/zmeta${i + 1}`).join(" ")}`);
+        for (const id of snapshots) {
+            await csiCall(g, controllerInGuest, "delete-snapshot", [`-snapshot=${id}`]);
+        }
+        await csiCall(g, controllerInGuest, "delete", [`-volume=${volume.volumeId}`]);
+        assert.notEqual((await g.run(`lvs ${vg}/${volume.volumeId}`)).code, 0);
+        assert.equal(logicalVolumes().length, 0);
+        timings.push(`metrics test ${at()}`);
     });
 
     test(`${thick.name}: ${thick.node} reboots with a volume published; nothing of ours runs until lvmd and topolvm-node start again as rendered, then the same volume publishes with its data`, async () => {
