@@ -70,6 +70,8 @@ export interface TierStack {
     kubeContext: string;
     /** The main storage's `replicas`, when the config sets it (left out: its default). */
     replicas?: number;
+    /** `zcloud-storage:monitoring: {}` (its defaults): the metrics Job, Services and rules are planned. */
+    monitoring?: boolean;
 }
 
 export function tierStackYaml(s: TierStack): string {
@@ -85,6 +87,7 @@ export function tierStackYaml(s: TierStack): string {
                 { name: s.storage, hosts: s.hosts, ...(s.replicas === undefined ? {} : { replicas: s.replicas }) },
                 { name: s.wipeStorage, hosts: s.wipeHosts, wipe: true },
             ],
+            ...(s.monitoring ? { "zcloud-storage:monitoring": {} } : {}),
         },
     });
 }
