@@ -36,6 +36,14 @@ import { cephNames, deviceSlug } from "../../components/naming";
 import { osdLockDir } from "../../components/cephfs/osds";
 import { Kubectl, readCephHealth, readCephOsds } from "../../tools/status/cluster";
 import { aesCsiKeyChecks, cephOsdProblems, expectedCephWarning, osdFlagAdvice } from "../../tools/status/evaluate";
+import * as yaml from "js-yaml";
+import { parseStackConfig } from "../../components/config/parse";
+import { CephFsConfig } from "../../components/config/model";
+import { cephFsMonitoring, poolUsedPercent } from "../../components/cephfs/monitoring";
+import { cephMgrMetricsPort } from "../../components/cephfs/metrics";
+import { ruleFile } from "../../components/monitoring/stackMonitoring";
+import { TierStack } from "./planned";
+import { prometheus } from "../monitoring/tools";
 
 const FS = "roll-fs";
 /** The checks of a monmap that allows `aes` for the CSI key, while no client.csi exists yet. */
@@ -107,11 +115,26 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             wipeStorage: "roll-wipe",
             wipeHosts: { "zc-roll-9": ["/dev/disk/by-id/zc-roll-unused"] },
             kubeContext: "ceph-tier",
+            monitoring: true,
         });
         await c.boot(plan, Object.values(plan.monIps).filter((ip) => ip !== plan.monIps.a));
     });
 
+    /** The monitoring step's Prometheus (in the cluster's namespaces), stopped by that step or here. */
+    let prom: ChildProcess | undefined;
+    const stopPrometheus = async () => {
+        const p = prom;
+        prom = undefined;
+        if (!p || p.exitCode !== null || p.signalCode !== null) return;
+        const exited = new Promise<void>((r) => p.once("exit", () => r()));
+        p.kill("SIGTERM");
+        const timer = setTimeout(() => p.kill("SIGKILL"), 15_000);
+        await exited;
+        clearTimeout(timer);
+    };
+
     after(async () => {
+        await stopPrometheus();
         if (c) await c.stop();
         console.log(timings.map(([w, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${w}`).join("\n"));
         console.log("  creation in the roll's order, per step (start to its gate passing):");
@@ -417,6 +440,182 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         await waitFor(`osd.${o1} up`, 120_000, async () => ((await c.cephJson<{ num_up_osds: number }>(["osd", "stat"])).num_up_osds === 3 ? true : undefined));
     });
 
+    it("monitoring on a real cluster: the planned metrics Job turns the managers' prometheus module on; a real Prometheus with the storage's rules scrapes both managers; a stopped mon fires CephMonOutOfQuorum and CephMonQuorumAtRisk, a stopped OSD CephOsdDown, each clears once the daemon is back; every Ceph query of the dashboard returns series", async () => {
+        const t0 = Date.now();
+        const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
+        // Where the wiring differs (test-only, before the module is on): on Kubernetes each manager
+        // pod has its own IP and the module listens on port 9283 of it (server_addr `::`); here
+        // both managers share the namespace's loopback, so each listens on an address of its own
+        // (127.0.0.1, 127.0.0.2), port 9283 as planned. The module collects every 15 s by default;
+        // 2 s here, so the alerts below follow the cluster within seconds.
+        const mgrAddr: Record<string, string> = { a: "127.0.0.1", b: "127.0.0.2" };
+        for (const [id, addr] of Object.entries(mgrAddr)) ok(await c.ceph(["config", "set", `mgr.${id}`, "mgr/prometheus/server_addr", addr]));
+        ok(await c.ceph(["config", "set", "mgr", "mgr/prometheus/scrape_interval", "2"]));
+        // one 4 MiB object, so the data pool's used share is not zero whatever ran before (step 4)
+        const blob = path.join(c.tmp, "scratch", "monitoring-blob");
+        fs.writeFileSync(blob, Buffer.alloc(4 << 20, 7));
+        ok(await c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, "put", "monitoring-0", blob]));
+
+        // 1. the Job monitoring adds (ceph-metrics.sh enable), as the plan renders it; a second run changes nothing
+        const job = plan.container(`${FS}-metrics`, "metrics");
+        const first = ok(await c.container(job, { timeoutMs: 180_000 }));
+        const served = /^zcloud: mgr: metrics served at (http:\/\/127\.0\.0\.[12]:9283\/)$/m.exec(first.stdout);
+        assert.ok(served, first.stdout);
+        assert.deepEqual(decisions(first.stdout).filter((l) => !l.includes("waiting up to")), ["zcloud: mgr: turned the prometheus module on", `zcloud: mgr: metrics served at ${served[1]}`]);
+        const again = ok(await c.container(job, { timeoutMs: 180_000 }));
+        assert.deepEqual(decisions(again.stdout), ["zcloud: mgr: the prometheus module is on", `zcloud: mgr: metrics served at ${served[1]}`]);
+        figures.push(`monitoring: ceph-metrics.sh enable ${(first.ms / 1000).toFixed(1)} s, again ${(again.ms / 1000).toFixed(1)} s`);
+        // the active manager serves the metrics, the standby answers 200 with an empty body
+        const active = await waitFor("an active mgr serving the module", 60_000, async () => {
+            const s = await c.cephJson<{ active_name: string; available: boolean }>(["mgr", "stat"]);
+            return s.available ? s.active_name : undefined;
+        });
+        assert.equal(served[1], `http://${mgrAddr[active]}:9283/`);
+        const standby = active === "a" ? "b" : "a";
+        await waitFor(`the active mgr ${active}'s /metrics with ceph_health_status`, 60_000, async () => {
+            const r = await httpGet(c, `http://${mgrAddr[active]}:9283/metrics`);
+            return r.status === 200 && /^ceph_health_status /m.test(r.body) ? true : undefined;
+        }, 500);
+        // The standby: Ceph's StandbyModule would answer /metrics with 200 and an empty body; on
+        // this tier the standby mgr has not been seen listening (connection refused): recorded, not asserted.
+        const idle = await httpGet(c, `http://${mgrAddr[standby]}:9283/metrics`).then((r) => `HTTP ${r.status}, ${r.body.length} bytes`, (e: Error) => e.message.split(": exit 1 ").pop());
+        figures.push(`monitoring: active mgr ${active} serves /metrics; standby mgr ${standby}: ${idle}`);
+
+        // 2. Prometheus (Debian's 2.42) in the cluster's network namespace, its files in the temp dir
+        const storage = tierStorage(plan.stack);
+        const mon = cephFsMonitoring([storage], { namespace: "zcloud-storage", ownsDriver: true });
+        const group = mon.groups.find((g) => g.name === `zcloud-storage.cephfs.${FS}`)!;
+        // The rules as the program renders them but for `for`: promtool proves each alert's `for`
+        // (test/monitoring); here the point is Ceph's real metrics, so every `for` is 4 s.
+        const rules = { ...group, rules: group.rules.map((r) => ({ ...r, for: "4s" })) };
+        const dir = path.join(c.tmp, "prometheus");
+        fs.mkdirSync(dir);
+        fs.writeFileSync(path.join(dir, "rules.yaml"), ruleFile({ cephfs: { ...mon, groups: [rules] } }));
+        fs.writeFileSync(path.join(dir, "prometheus.yml"), yaml.dump({
+            global: { scrape_interval: "2s", scrape_timeout: "2s", evaluation_interval: "2s" },
+            rule_files: [path.join(dir, "rules.yaml")],
+            // both managers, as the metrics Service selects both; the label the ServiceMonitor adds, static here
+            scrape_configs: [{ job_name: `ceph-${FS}-metrics`, honor_labels: true, metrics_path: "/metrics", static_configs: [{ targets: Object.values(mgrAddr).map((a) => `${a}:${cephMgrMetricsPort}`), labels: { storage: FS } }] }],
+        }));
+        const promStart = Date.now();
+        prom = startPrometheus(c, dir);
+        await waitFor("Prometheus ready (/-/ready)", 60_000, async () => ((await httpGet(c, `${PROM}/-/ready`)).status === 200 ? true : undefined), 500);
+        await waitFor(`the active mgr ${active}'s target up`, 60_000, async () => {
+            const t = JSON.parse((await httpGet(c, `${PROM}/api/v1/targets`)).body) as { data: { activeTargets: { health: string; scrapeUrl: string }[] } };
+            return t.data.activeTargets.length === 2 && t.data.activeTargets.some((x) => x.health === "up" && x.scrapeUrl.includes(mgrAddr[active])) ? true : undefined;
+        }, 500);
+        const query = async (expr: string) => {
+            const r = await httpGet(c, `${PROM}/api/v1/query?query=${encodeURIComponent(expr)}`);
+            const j = JSON.parse(r.body) as { status: string; error?: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+            assert.equal(j.status, "success", `${expr}: ${r.body}`);
+            return j.data.result;
+        };
+        // A query's series, bounded: the module restarts its HTTP engine when its config changes
+        // (seen as a daemon restarted), and a failed scrape leaves the series stale until the next
+        const series = (expr: string, what: string) => waitFor(`series of ${what}: ${expr}`, 30_000, async () => {
+            const r = await query(expr);
+            return r.length > 0 ? r : undefined;
+        }, 500);
+        const alerts = async () => {
+            const j = JSON.parse((await httpGet(c, `${PROM}/api/v1/alerts`)).body) as { data: { alerts: { labels: Record<string, string>; state: string }[] } };
+            return j.data.alerts;
+        };
+        const firing = async () => (await alerts()).filter((a) => a.state === "firing");
+        const named = (list: { labels: Record<string, string> }[]) => [...new Set(list.map((a) => a.labels.alertname))].sort();
+        // the rules have run on the scraped metrics: HEALTH_WARN (the monmap's AES checks) fires CephHealthWarning
+        await waitFor("CephHealthWarning firing (the cluster's HEALTH_WARN)", 60_000, async () => (named(await firing()).includes("CephHealthWarning") ? true : undefined), 500);
+        figures.push(`monitoring: Prometheus up and its first alert firing ${since(promStart)} after its start`);
+        const watched = ["CephMonOutOfQuorum", "CephMonQuorumAtRisk", "CephOsdDown"];
+        const healthy = await alerts();
+        assert.deepEqual(healthy.filter((a) => watched.includes(a.labels.alertname) || a.labels.alertname === "CephMetricsAbsent"), [], "healthy: none of the watched alerts pending or firing");
+        figures.push(`monitoring: firing on the healthy cluster: ${named(healthy.filter((a) => a.state === "firing")).join(", ")}`);
+        const health = await c.cephJson<{ status: string; checks: Record<string, unknown> }>(["health"]);
+        assert.equal(health.status, "HEALTH_WARN", JSON.stringify(health.checks));
+
+        // 3. a mon stopped: out of the quorum, and the quorum at its bare majority; back: both clear
+        const fire = async (what: string, since0: number, check: (f: { labels: Record<string, string> }[]) => boolean) => {
+            await waitFor(what, 120_000, async () => (check(await firing()) ? true : undefined), 500);
+            return ((Date.now() - since0) / 1000).toFixed(1);
+        };
+        const clear = async (what: string, since0: number, names: string[]) => {
+            await waitFor(what, 120_000, async () => ((await alerts()).some((a) => names.includes(a.labels.alertname)) ? undefined : true), 500);
+            return ((Date.now() - since0) / 1000).toFixed(1);
+        };
+        const monStop = Date.now();
+        await c.stopDaemon("mon.c");
+        const monFired = await fire("CephMonOutOfQuorum (mon.c) and CephMonQuorumAtRisk firing", monStop, (f) =>
+            f.some((a) => a.labels.alertname === "CephMonOutOfQuorum" && a.labels.ceph_daemon === "mon.c" && a.labels.storage === FS && a.labels.severity === "warning") &&
+            f.some((a) => a.labels.alertname === "CephMonQuorumAtRisk" && a.labels.storage === FS && a.labels.severity === "critical"));
+        const out = (await firing()).filter((a) => a.labels.alertname === "CephMonOutOfQuorum");
+        assert.deepEqual(out.map((a) => a.labels.ceph_daemon), ["mon.c"]);
+        const monStart = Date.now();
+        c.cephDaemon("mon", "c");
+        const monCleared = await clear("CephMonOutOfQuorum and CephMonQuorumAtRisk cleared", monStart, ["CephMonOutOfQuorum", "CephMonQuorumAtRisk"]);
+        const q = await c.cephJson<{ quorum_names: string[] }>(["quorum_status"]);
+        assert.deepEqual(q.quorum_names.sort(), ["a", "b", "c"]);
+
+        // an OSD stopped: CephOsdDown for it; back: it clears. At the same time the standby mds
+        // stopped: MDS_INSUFFICIENT_STANDBY, a check the rules read from ceph_health_detail, fires
+        // CephMdsNoStandby; back, it clears.
+        const id = idOf[2];
+        const spare = (await c.cephJson<{ standbys: { name: string }[] }>(["fs", "dump"])).standbys.map((s) => s.name);
+        assert.equal(spare.length, 1, JSON.stringify(spare));
+        const osdStop = Date.now();
+        await Promise.all([c.stopDaemon(`osd.${id}`), c.stopDaemon(`mds.${spare[0]}`)]);
+        const osdFired = await fire(`CephOsdDown (osd.${id}) firing`, osdStop, (f) => f.some((a) => a.labels.alertname === "CephOsdDown" && a.labels.ceph_daemon === `osd.${id}` && a.labels.storage === FS && a.labels.severity === "warning"));
+        const mdsFired = await fire("CephMdsNoStandby firing", osdStop, (f) => f.some((a) => a.labels.alertname === "CephMdsNoStandby" && a.labels.storage === FS));
+        assert.deepEqual((await firing()).filter((a) => a.labels.alertname === "CephOsdDown").map((a) => a.labels.ceph_daemon), [`osd.${id}`]);
+        const whileDown = named(await firing());
+        const osdStart = Date.now();
+        c.osdDaemon(`osd.${id}`, c.osdWorkloads()[2]);
+        c.cephDaemon("mds", spare[0]);
+        const osdCleared = await clear("CephOsdDown cleared", osdStart, ["CephOsdDown"]);
+        const mdsCleared = await clear("CephMdsNoStandby cleared", osdStart, ["CephMdsNoStandby"]);
+        figures.push(`monitoring: mon.c stopped: both mon alerts firing after ${monFired} s (for: 4s), cleared ${monCleared} s after its start; osd.${id} stopped: CephOsdDown firing after ${osdFired} s, cleared ${osdCleared} s after its start; mds.${spare[0]} (standby) stopped: CephMdsNoStandby after ${mdsFired} s, cleared ${mdsCleared} s`);
+        figures.push(`monitoring: firing while osd.${id} and mds.${spare[0]} were down: ${whileDown.join(", ")}`);
+
+        // 4. every query of the dashboard from Ceph's metrics returns series for this storage
+        const panels = (mon.dashboard as unknown as { panels: { title: string; targets: { expr: string }[] }[] }).panels;
+        const exprs = panels.flatMap((p) => p.targets.map((t) => ({ title: p.title, expr: t.expr.replaceAll("$storage", FS) })));
+        // "Volumes used" reads the kubelets' volume stats and kube-state-metrics: no Kubernetes here
+        assert.deepEqual([...new Set(exprs.filter((e) => !/\bceph_/.test(e.expr)).map((e) => e.title))], ["Volumes used"]);
+        for (const e of exprs.filter((x) => /\bceph_/.test(x.expr))) {
+            const result = await series(e.expr, e.title);
+            assert.ok(result.every((r) => r.metric.storage === FS), `${e.title}: ${JSON.stringify(result)}`);
+        }
+        // ceph_pool_percent_used is a ratio (0..1): `ceph df`'s percent_used, used / (used + max_avail x size)
+        const df = await c.cephJson<{ pools: { id: number; name: string; stats: { percent_used: number; bytes_used: number; max_avail: number } }[] }>(["df"]);
+        const sizes = new Map((await c.cephJson<{ pool_id: number; size: number }[]>(["osd", "pool", "ls", "detail"])).map((p) => [p.pool_id, p.size]));
+        const data = df.pools.find((p) => p.name === POOL)!;
+        assert.ok(data.stats.bytes_used >= 3 * (4 << 20) && data.stats.percent_used > 0, JSON.stringify(data));
+        const ratio = data.stats.bytes_used / (data.stats.bytes_used + data.stats.max_avail * sizes.get(data.id)!);
+        assert.ok(Math.abs(data.stats.percent_used - ratio) < 0.01 * ratio, `ceph df percent_used ${data.stats.percent_used} vs used/(used + max_avail x size) ${ratio}`);
+        const scraped = await series(`ceph_pool_percent_used{storage="${FS}",pool_id="${data.id}"}`, POOL);
+        const value = Number(scraped[0].value[1]);
+        assert.ok(value > 0 && value < 1 && Math.abs(value - data.stats.percent_used) < 0.1 * data.stats.percent_used, `ceph_pool_percent_used ${value} vs ceph df ${data.stats.percent_used}`);
+        const used = await series(poolUsedPercent(FS), "the pools' used share");
+        assert.ok(Math.abs(Number(used.find((r) => r.metric.name === POOL)!.value[1]) - value * 100) < 1e-9 * 100, JSON.stringify(used));
+
+        // 5. every metric and label the storage's rules read, in Ceph 20.2.4's output or known to appear only with an event
+        const names = new Set((await series(`count by (__name__) ({storage="${FS}"})`, "the metric names")).map((r) => r.metric.__name__));
+        const ruleMetrics = [...new Set(group.rules.flatMap((r) => [...r.expr.matchAll(/\b([a-z_]+)\{/g)].map((m) => m[1])))].filter((m) => m.startsWith("ceph_")).sort();
+        assert.deepEqual(ruleMetrics.filter((m) => !names.has(m)), [], `metrics the rules read that Ceph does not serve (${[...names].length} served)`);
+        const checks = (await series(`ceph_health_detail{storage="${FS}"}`, "the health checks")).map((r) => r.metric.name).sort();
+        const ruleChecks = [...new Set(group.rules.flatMap((r) => [...r.expr.matchAll(/ceph_health_detail\{[^}]*name="([A-Z_]+)"/g)].map((m) => m[1])))].sort();
+        // ceph_health_detail has a series for each check the module has seen raised (1 while
+        // raised, 0 after): the stopped mon, OSD and mds raised theirs. SLOW_OPS and RECENT_CRASH
+        // appear only once Ceph raises them (a blocked request, a crash).
+        for (const n of ["MON_DOWN", "OSD_DOWN", "MDS_INSUFFICIENT_STANDBY"]) assert.ok(checks.includes(n), `${n} in ${JSON.stringify(checks)}`);
+        assert.deepEqual(ruleChecks, ["MDS_INSUFFICIENT_STANDBY", "RECENT_CRASH", "SLOW_OPS"]);
+        figures.push(`monitoring: health checks the rules read: ${ruleChecks.join(", ")}; seen on this cluster: ${checks.join(", ")}`);
+        await stopPrometheus();
+        timings.push(["monitoring (metrics Job, Prometheus, a mon and an OSD stopped and back, dashboard queries)", Date.now() - t0]);
+        await waitFor("every PG active and clean after the OSD's return", 180_000, async () => {
+            const pg = await pgCounts(c);
+            return pg.total > 0 && pg.clean === pg.total ? true : undefined;
+        }, 500);
+    });
+
     it("shrunk to one host (replicas: 1 set): the default's fewer copies refused first; both removed hosts' drains, started together, run one after the other; mons c then b leave the monmap; the quorum holds and every object reads back", async () => {
         const t0 = Date.now();
         const rados = (...args: string[]) => c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, ...args]);
@@ -611,4 +810,45 @@ async function kubeletPod(k: CephTestCluster, init: PlannedContainer | undefined
             await failed();
         }
     })();
+}
+
+/** Prometheus's address, in the cluster's network namespace (its own loopback: only the cluster's daemons listen there, on 3300, 6789, 6800-7568 and 9283). */
+const PROM = "http://127.0.0.1:9090";
+
+/**
+ * Debian's Prometheus server (test/monitoring/tools.ts) in the cluster's mount and network
+ * namespaces (the host's files, the cluster's loopback: it reaches the managers, and the holder's
+ * teardown kills it if the test dies); its TSDB and log under `dir`.
+ */
+function startPrometheus(k: CephTestCluster, dir: string): ChildProcess {
+    const fd = fs.openSync(path.join(dir, "prometheus.log"), "a");
+    const child = spawn("nsenter", ["-t", String(k.nsTarget), "-m", "-n", "--", prometheus(), `--config.file=${path.join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${path.join(dir, "data")}`, `--web.listen-address=${PROM.slice("http://".length)}`], {
+        stdio: ["ignore", fd, fd],
+    });
+    fs.closeSync(fd);
+    return child;
+}
+
+/** An HTTP GET in the cluster's namespace (python3 of the chroot): the status and the body. */
+async function httpGet(k: CephTestCluster, url: string): Promise<{ status: number; body: string }> {
+    const py = [
+        "import sys, urllib.request, urllib.error",
+        "try:",
+        "    r = urllib.request.urlopen(sys.argv[1], timeout=10); status, body = r.status, r.read()",
+        "except urllib.error.HTTPError as e:",
+        "    status, body = e.code, e.read()",
+        "sys.stdout.write(str(status) + '\\n' + body.decode())",
+    ].join("\n");
+    const r = await k.exec(["python3", "-c", py, url], { timeoutMs: 20_000 });
+    if (r.code !== 0) throw new Error(`GET ${url}: exit ${r.code} ${r.stderr.trim().split("\n").pop()}`);
+    const nl = r.stdout.indexOf("\n");
+    return { status: Number(r.stdout.slice(0, nl)), body: r.stdout.slice(nl + 1) };
+}
+
+/** The tier stack's storage as the config model gives it, with monitoring on (its `alerts` resolved). */
+function tierStorage(stack: TierStack): CephFsConfig {
+    const nodes = Object.fromEntries(Object.keys(stack.hosts).map((n, i) => [n, { address: `127.0.0.${i + 1}` }]));
+    const parsed = parseStackConfig({ ssh: { user: "root", privateKey: "k" }, nodes, monitoring: {}, cephfs: [{ name: stack.storage, hosts: stack.hosts }] });
+    assert.deepEqual(parsed.errors, []);
+    return parsed.model!.cephfs[0];
 }
