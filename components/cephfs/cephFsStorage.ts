@@ -53,7 +53,7 @@ export interface CephFsStorageArgs {
     drainTimeoutSeconds?: number;
     /** Bound of each health gate's wait of the roll, seconds; default 600. */
     gateTimeoutSeconds?: number;
-    /** Monitoring is on: the managers' prometheus module is turned on (a Job; no daemon restarts). */
+    /** Monitoring is on: the managers' prometheus module is turned on (a Job; no pod restarts). */
     metrics?: boolean;
 }
 

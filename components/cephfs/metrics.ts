@@ -16,7 +16,8 @@ export interface CephMetricsArgs {
 
 /**
  * Monitoring on: the Job that turns the managers' prometheus module on (ceph-metrics.sh) and
- * waits until the active manager serves it. Made only while monitoring is on; no daemon restarts.
+ * waits until the active manager serves it. Made only while monitoring is on; no pod restarts (Ceph
+ * restarts the manager processes in place to load the module).
  */
 export function cephMetricsJob(a: CephMetricsArgs): k8s.batch.v1.Job {
     const { pods } = a;

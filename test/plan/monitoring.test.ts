@@ -161,7 +161,7 @@ describe("monitoring: the planned objects", () => {
         assert.deepEqual(alerts.filter((r) => r.annotations.runbook !== `docs/monitoring.md#${r.alert.toLowerCase()}` || !headings.has(r.alert.toLowerCase())).map((r) => r.alert), []);
     });
 
-    test("the Ceph metrics Job turns the prometheus module on after the file system; it restarts no daemon", () => {
+    test("the Ceph metrics Job turns the prometheus module on after the file system; no workload's pods change", () => {
         const job = resourceNamed(on, "shared-fs-metrics", JOB);
         assert.ok(job.dependencies.includes(resourceNamed(on, "shared-fs-filesystem", JOB).urn));
         const container = inputs(job).spec.template.spec.containers[0];

@@ -3,7 +3,8 @@
 #
 # Turns on the manager's prometheus module, idempotently, and waits (bounded) until the active
 # manager serves it (`ceph mgr services` lists its URL): the storage's metrics Service scrapes
-# port 9283 of the manager pods. Nothing else of the cluster changes.
+# port 9283 of the manager pods. Ceph restarts the managers in place to load the module (the wait
+# covers the handover); nothing else of the cluster changes.
 # Runs as client.admin ($ZCLOUD_CEPH_KEYS/admin). Output: one line per decision.
 # Exit: 0 done, 1 failed, 2 usage, 3 the module not served within the bound.
 set -eu
