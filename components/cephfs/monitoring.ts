@@ -1,8 +1,8 @@
 import { CephFsConfig } from "../config/model";
 import { cephNames, commonLabels, mdsIds, mgrIds, monPlacement } from "../naming";
 import { MonitoringContext } from "../monitoring/context";
-import { dashboard } from "../monitoring/dashboards";
-import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, volumeUsedPercent, workloadAlerts } from "../monitoring/rules";
+import { dashboard, volumesPanel } from "../monitoring/dashboards";
+import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, workloadAlerts } from "../monitoring/rules";
 import { ScrapeTarget } from "../monitoring/targets";
 import { TypeMonitoring } from "../monitoring/typeMonitoring";
 import { cephMgrMetricsPort } from "./metrics";
@@ -203,6 +203,6 @@ function cephFsDashboard() {
             ],
         },
         { title: "Pools used", unit: "percent", queries: [{ expr: poolUsedPercent("~$storage"), legend: "{{storage}} {{name}}" }] },
-        { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
+        volumesPanel,
     ]);
 }

@@ -1,7 +1,7 @@
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
 import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
-import { driverMonitoring } from "../monitoring/driverMonitoring";
+import { csiDriverWorkloads, driverMonitoring } from "../monitoring/driverMonitoring";
 import { defineStorageType } from "../storageType";
 import { CsiSanlockLvm, sanlockDriverName } from "./csiSanlockLvm";
 import { hostIdClashes } from "./hostId";
@@ -59,10 +59,7 @@ export const iscsiStorageType = defineStorageType({
                 stem: "CsiSanlockLvm",
                 driver: driverName,
                 provisioner: sanlockDriverName,
-                workloads: [
-                    { kind: "DaemonSet", name: `${driverName}-node` },
-                    { kind: "Deployment", name: `${driverName}-controller` },
-                ],
+                workloads: csiDriverWorkloads(driverName),
             },
             storages,
             ctx,

@@ -1,8 +1,8 @@
 import { AlertThresholds } from "../config/monitoring";
 import { LvmConfig } from "../config/model";
 import { MonitoringContext } from "../monitoring/context";
-import { dashboard } from "../monitoring/dashboards";
-import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, volumeUsedPercent, workloadAlerts } from "../monitoring/rules";
+import { dashboard, PanelSpec, volumesPanel } from "../monitoring/dashboards";
+import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, workloadAlerts } from "../monitoring/rules";
 import { ScrapeTarget } from "../monitoring/targets";
 import { TypeMonitoring } from "../monitoring/typeMonitoring";
 import { topolvmNodeLabels, topolvmNodeMetricsPort } from "./topolvm";
@@ -90,31 +90,12 @@ export function lvmMonitoring(storages: LvmConfig[], ctx: MonitoringContext): Ty
 /** The LVM dashboard: every device class topolvm-node reports (each LVM storage's). */
 function lvmDashboard() {
     const vg = (m: string) => selector(m, { device_class: "~$storage" });
+    const perNode = (title: string, unit: PanelSpec["unit"], expr: string): PanelSpec => ({ title, unit, queries: [{ expr, legend: "{{device_class}} {{node}}" }] });
     return dashboard("zcloud-storage-lvm", "zcloud-storage / LVM", "label_values(topolvm_volumegroup_size_bytes, device_class)", [
-        {
-            title: "Volume group used",
-            unit: "percent",
-            queries: [{ expr: `(1 - ${vg("topolvm_volumegroup_available_bytes")} / ${vg("topolvm_volumegroup_size_bytes")}) * 100`, legend: "{{device_class}} {{node}}" }],
-        },
-        {
-            title: "Volume group free",
-            unit: "bytes",
-            queries: [{ expr: vg("topolvm_volumegroup_available_bytes"), legend: "{{device_class}} {{node}}" }],
-        },
-        {
-            title: "Thin pool data used",
-            unit: "percent",
-            queries: [{ expr: vg("topolvm_thinpool_data_percent"), legend: "{{device_class}} {{node}}" }],
-        },
-        {
-            title: "Volumes used",
-            unit: "percent",
-            queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }],
-        },
-        {
-            title: "Thin pool metadata used",
-            unit: "percent",
-            queries: [{ expr: vg("topolvm_thinpool_metadata_percent"), legend: "{{device_class}} {{node}}" }],
-        },
-        ]);
+        perNode("Volume group used", "percent", `(1 - ${vg("topolvm_volumegroup_available_bytes")} / ${vg("topolvm_volumegroup_size_bytes")}) * 100`),
+        perNode("Volume group free", "bytes", vg("topolvm_volumegroup_available_bytes")),
+        perNode("Thin pool data used", "percent", vg("topolvm_thinpool_data_percent")),
+        volumesPanel,
+        perNode("Thin pool metadata used", "percent", vg("topolvm_thinpool_metadata_percent")),
+    ]);
 }

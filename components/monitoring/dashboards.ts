@@ -1,4 +1,5 @@
 import type { Dashboard as GrafanaDashboard, Panel as GrafanaPanel } from "@grafana/schema";
+import { volumeUsedPercent } from "./rules";
 
 /**
  * Grafana dashboards as plain JSON (schemaVersion 39, the dashboard model Grafana 10 and later
@@ -26,6 +27,9 @@ export interface Dashboard {
     tags: string[];
     [key: string]: unknown;
 }
+
+/** Every dashboard's panel of the storages' persistent volumes (kubelet volume stats). */
+export const volumesPanel: PanelSpec = { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] };
 
 const datasource = { type: "prometheus", uid: "${datasource}" };
 const panelWidth = 12;

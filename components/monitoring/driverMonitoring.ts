@@ -1,7 +1,7 @@
 import { AlertThresholds } from "../config/monitoring";
 import { MonitoringContext } from "./context";
-import { dashboard, PanelSpec } from "./dashboards";
-import { alertRule, promString, RuleGroup, volumeAlerts, volumeUsedPercent, workloadAlerts } from "./rules";
+import { dashboard, PanelSpec, volumesPanel } from "./dashboards";
+import { alertRule, promString, RuleGroup, volumeAlerts, workloadAlerts } from "./rules";
 import { WatchedWorkload } from "./targets";
 import { TypeMonitoring } from "./typeMonitoring";
 
@@ -24,6 +24,14 @@ export interface DriverMonitoringArgs {
     panels?: PanelSpec[];
 }
 
+/** A CSI driver as this project deploys it: DaemonSet `<driver>-node`, Deployment `<driver>-controller`. */
+export function csiDriverWorkloads(driver: string): WatchedWorkload[] {
+    return [
+        { kind: "DaemonSet", name: `${driver}-node` },
+        { kind: "Deployment", name: `${driver}-controller` },
+    ];
+}
+
 export function driverMonitoring(a: DriverMonitoringArgs, storages: Array<{ name: string; alerts?: AlertThresholds }>, ctx: MonitoringContext): TypeMonitoring {
     const driverGroups: RuleGroup[] = ctx.ownsDriver
         ? [{ name: `zcloud-storage.${a.type}.${a.driver}`, rules: workloadAlerts(a.stem, a.title, ctx.namespace, a.workloads).map((r) => alertRule({ driver: a.driver }, r, ctx.runbookBaseUrl)) }]
@@ -40,7 +48,7 @@ export function driverMonitoring(a: DriverMonitoringArgs, storages: Array<{ name
                   // Every StorageClass of the driver (kube-state-metrics), whichever stack made it.
                   dashboard: dashboard(`zcloud-storage-${a.type}`, `zcloud-storage / ${a.title}`, `label_values(kube_storageclass_info{provisioner=${promString(a.provisioner)}}, storageclass)`, [
                       ...(a.panels ?? []),
-                      { title: "Volumes used", unit: "percent", queries: [{ expr: volumeUsedPercent("~$storage"), legend: "{{namespace}}/{{persistentvolumeclaim}}" }] },
+                      volumesPanel,
                   ]),
               }
             : {}),

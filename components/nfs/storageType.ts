@@ -1,5 +1,5 @@
 import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
-import { driverMonitoring } from "../monitoring/driverMonitoring";
+import { csiDriverWorkloads, driverMonitoring } from "../monitoring/driverMonitoring";
 import { defineStorageType } from "../storageType";
 import { CsiDriverNfs } from "./csiDriverNfs";
 import { nfsDriverName } from "./parameters";
@@ -25,10 +25,7 @@ export const nfsStorageType = defineStorageType({
                 stem: "CsiDriverNfs",
                 driver: driverName,
                 provisioner: nfsDriverName,
-                workloads: [
-                    { kind: "DaemonSet", name: `${driverName}-node` },
-                    { kind: "Deployment", name: `${driverName}-controller` },
-                ],
+                workloads: csiDriverWorkloads(driverName),
             },
             storages,
             ctx,
