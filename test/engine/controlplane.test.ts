@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as yaml from "js-yaml";
+import { Kubectl, checkOperatorCrds, missingCrdsMessage, operatorCrds } from "../../components/monitoring/operatorCrds";
 
 const engineDir = __dirname;
 const controlplane = path.join(engineDir, "controlplane.sh");
@@ -202,11 +203,22 @@ test("without the Prometheus Operator's CRDs a ServiceMonitor is refused, naming
         `error: resource mapping not found for name: "topolvm-node-metrics" namespace: "zcloud-storage" from "${file}": ` +
             `no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"\nensure CRDs are installed first`,
     );
+    // The program's own check (preview and up) asks the same API server first, with the real
+    // kubectl, and stops with its one line instead.
+    assert.deepEqual(checkOperatorCrds({ kubeconfigPath: `${dir}/kubeconfig` }, engineKubectl), { missing: operatorCrds });
+    assert.match(missingCrdsMessage(operatorCrds), /^the cluster has no servicemonitors\.monitoring\.coreos\.com and no prometheusrules\.monitoring\.coreos\.com: /);
 });
+
+/** The engine tools' kubectl, as the program's CRD check runs it. */
+const engineKubectl: Kubectl = (args) => {
+    const r = spawnSync("bash", ["-c", `. "${envFile}" && kubectl "$@"`, "kubectl", ...args], { encoding: "utf8" });
+    return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+};
 
 test("with the CRDs, every manifest of a stack with monitoring on passes; the CRD schemas are enforced", () => {
     sh(`kubectl apply --server-side -f "$ZCLOUD_PROMETHEUS_OPERATOR_CRDS" >/dev/null`);
     sh(`kubectl wait --for condition=Established --timeout 60s ${monitoringCrds.join(" ")} >/dev/null`);
+    assert.deepEqual(checkOperatorCrds({ kubeconfigPath: `${dir}/kubeconfig` }, engineKubectl), { missing: [] });
     const out = monitoredOut();
     const result = sh(`bash "${path.join(engineDir, "dry-run-apply.sh")}" "${dir}/kubeconfig" "${out}"`);
     const lines = result.trim().split("\n");
