@@ -179,7 +179,7 @@ build_prometheus_operator_crds() {
   for plural in $PROMETHEUS_OPERATOR_CRDS; do
     mv "$wdir/generated/monitoring.coreos.com_$plural.yaml" "$crds/"
   done
-  rm -rf "$wdir/bin" "$wdir/generated"
+  rm -rf "${wdir:?}/bin" "${wdir:?}/generated"
 }
 
 build_provider() { # <out> <name> <version> <module> <module version> <package> [ldflags]
