@@ -124,33 +124,31 @@ export function usedAlerts(a: UsedAlertsArgs): AlertSpec[] {
     return specs;
 }
 
-/** Alerts on workloads whose pods stay not ready (kube-state-metrics' series). */
+/** How kube-state-metrics tells each kind of workload's unready pods, and what the alert says. */
+const unready = {
+    DaemonSet: { suffix: "NodePodsNotReady", metric: "kube_daemonset_status_number_unavailable", label: "daemonset", counted: "pod(s)", effect: (what: string) => `: the nodes they should run on cannot serve ${what}.` },
+    Deployment: { suffix: "PodsNotReady", metric: "kube_deployment_status_replicas_unavailable", label: "deployment", counted: "replica(s)", effect: () => "." },
+} as const;
+
+/** Alerts on workloads whose pods stay not ready (kube-state-metrics' series): one per kind watched. */
 export function workloadAlerts(stem: string, what: string, namespace: string, workloads: WatchedWorkload[]): AlertSpec[] {
-    const names = (kind: WatchedWorkload["kind"]) => workloads.filter((w) => w.kind === kind).map((w) => w.name).sort();
-    const specs: AlertSpec[] = [];
-    const daemonSets = names("DaemonSet");
-    if (daemonSets.length > 0) {
-        specs.push({
-            alert: `${stem}NodePodsNotReady`,
-            expr: `${selector("kube_daemonset_status_number_unavailable", { namespace, daemonset: `~${daemonSets.join("|")}` })} > 0`,
-            for: "10m",
-            severity: "warning",
-            summary: `${what}: pods of DaemonSet {{ $labels.daemonset }} are not ready`,
-            description: `{{ $value }} pod(s) of DaemonSet {{ $labels.namespace }}/{{ $labels.daemonset }} have not been ready for 10 minutes: the nodes they should run on cannot serve ${what}.`,
-        });
-    }
-    const deployments = names("Deployment");
-    if (deployments.length > 0) {
-        specs.push({
-            alert: `${stem}PodsNotReady`,
-            expr: `${selector("kube_deployment_status_replicas_unavailable", { namespace, deployment: `~${deployments.join("|")}` })} > 0`,
-            for: "10m",
-            severity: "warning",
-            summary: `${what}: pods of Deployment {{ $labels.deployment }} are not ready`,
-            description: `{{ $value }} replica(s) of Deployment {{ $labels.namespace }}/{{ $labels.deployment }} have not been ready for 10 minutes.`,
-        });
-    }
-    return specs;
+    return (["DaemonSet", "Deployment"] as const).flatMap((kind) => {
+        const names = workloads.filter((w) => w.kind === kind).map((w) => w.name).sort();
+        if (names.length === 0) {
+            return [];
+        }
+        const k = unready[kind];
+        return [
+            {
+                alert: `${stem}${k.suffix}`,
+                expr: `${selector(k.metric, { namespace, [k.label]: `~${names.join("|")}` })} > 0`,
+                for: "10m",
+                severity: "warning" as const,
+                summary: `${what}: pods of ${kind} {{ $labels.${k.label} }} are not ready`,
+                description: `{{ $value }} ${k.counted} of ${kind} {{ $labels.namespace }}/{{ $labels.${k.label} }} have not been ready for 10 minutes${k.effect(what)}`,
+            },
+        ];
+    });
 }
 
 /**
