@@ -3,6 +3,7 @@ import { cephNames, commonLabels, mdsIds, mgrIds, monPlacement } from "../naming
 import { MonitoringContext } from "../monitoring/context";
 import { dashboard, volumesPanel } from "../monitoring/dashboards";
 import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, workloadAlerts } from "../monitoring/rules";
+import { metricsPortName } from "../monitoring/scrape";
 import { ScrapeTarget } from "../monitoring/targets";
 import { TypeMonitoring } from "../monitoring/typeMonitoring";
 import { cephMgrMetricsPort } from "./metrics";
@@ -18,7 +19,7 @@ export function cephMetricsTarget(storage: string): ScrapeTarget {
         service: cephNames(storage).metrics,
         // Both managers: only the active one serves the metrics (ceph-metrics.sh turns the module on).
         podSelector: commonLabels("ceph-mgr", storage),
-        port: cephMgrMetricsPort,
+        ports: [{ name: metricsPortName, port: cephMgrMetricsPort }],
         path: "/metrics",
         // The module sets `instance` on some series; keep its labels.
         honorLabels: true,

@@ -2,10 +2,11 @@ import { AlertThresholds } from "../config/monitoring";
 import { LvmConfig } from "../config/model";
 import { MonitoringContext } from "../monitoring/context";
 import { dashboard, PanelSpec, volumesPanel } from "../monitoring/dashboards";
-import { AlertSpec, alertRule, RuleGroup, selector, usedAlerts, volumeAlerts, workloadAlerts } from "../monitoring/rules";
+import { AlertSpec, alertRule, csiOperationAlerts, RuleGroup, selector, usedAlerts, volumeAlerts, workloadAlerts } from "../monitoring/rules";
+import { metricsPortName } from "../monitoring/scrape";
 import { ScrapeTarget } from "../monitoring/targets";
 import { TypeMonitoring } from "../monitoring/typeMonitoring";
-import { topolvmNodeLabels, topolvmNodeMetricsPort } from "./topolvm";
+import { topolvmControllerLabels, topolvmControllerMetricsPort, topolvmNodeLabels, topolvmNodeMetricsPort, topolvmSidecarHttpPorts } from "./topolvm";
 
 /**
  * LVM: topolvm-node serves each node's volume group and thin pool gauges (labels device_class,
@@ -17,11 +18,35 @@ const driver = { driver: "topolvm" };
 export const topolvmMetricsTarget: ScrapeTarget = {
     service: "topolvm-node-metrics",
     podSelector: topolvmNodeLabels,
-    port: topolvmNodeMetricsPort,
+    ports: [{ name: metricsPortName, port: topolvmNodeMetricsPort }],
     path: "/metrics",
     // Its series carry their own `node` label (the node the VG is on).
     honorLabels: true,
 };
+
+/** The controller Deployment runs the snapshotter sidecar only when some LVM storage takes snapshots. */
+export function topolvmSnapshots(storages: LvmConfig[]): boolean {
+    return storages.some((s) => s.thin?.snapshots === true);
+}
+
+/**
+ * The controller pods: topolvm-controller's own metrics and each CSI sidecar's (its
+ * --http-endpoint), whose csi_sidecar_operations_seconds counts every CSI call by its gRPC status.
+ */
+export function topolvmControllerMetricsTarget(snapshots: boolean): ScrapeTarget {
+    return {
+        service: "topolvm-controller-metrics",
+        podSelector: topolvmControllerLabels,
+        ports: [
+            { name: metricsPortName, port: topolvmControllerMetricsPort },
+            { name: "provisioner", port: topolvmSidecarHttpPorts.provisioner },
+            { name: "resizer", port: topolvmSidecarHttpPorts.resizer },
+            ...(snapshots ? [{ name: "snapshotter", port: topolvmSidecarHttpPorts.snapshotter }] : []),
+        ],
+        path: "/metrics",
+        honorLabels: false,
+    };
+}
 
 const deviceClass = (storage: string) => ({ device_class: storage });
 
@@ -69,10 +94,13 @@ function groups(storages: LvmConfig[], ctx: MonitoringContext): RuleGroup[] {
         ? [
               {
                   name: "zcloud-storage.lvm.topolvm",
-                  rules: workloadAlerts("Topolvm", "TopoLVM", ctx.namespace, [
-                      { kind: "DaemonSet", name: "topolvm-node" },
-                      { kind: "Deployment", name: "topolvm-controller" },
-                  ]).map((a) => alertRule(driver, a, ctx.runbookBaseUrl)),
+                  rules: [
+                      ...workloadAlerts("Topolvm", "TopoLVM", ctx.namespace, [
+                          { kind: "DaemonSet", name: "topolvm-node" },
+                          { kind: "Deployment", name: "topolvm-controller" },
+                      ]),
+                      ...csiOperationAlerts("Topolvm", "TopoLVM", ctx.namespace, topolvmControllerMetricsTarget(false).service),
+                  ].map((a) => alertRule(driver, a, ctx.runbookBaseUrl)),
               },
           ]
         : [];
@@ -81,7 +109,7 @@ function groups(storages: LvmConfig[], ctx: MonitoringContext): RuleGroup[] {
 
 export function lvmMonitoring(storages: LvmConfig[], ctx: MonitoringContext): TypeMonitoring {
     return {
-        targets: ctx.ownsDriver ? [topolvmMetricsTarget] : [],
+        targets: ctx.ownsDriver ? [topolvmMetricsTarget, topolvmControllerMetricsTarget(topolvmSnapshots(storages))] : [],
         groups: groups(storages, ctx),
         ...(ctx.ownsDriver ? { dashboard: lvmDashboard() } : {}),
     };

@@ -1,6 +1,6 @@
 import { CsiDriverRef, externalDriver } from "../k8s/driverRef";
 import { defineStorageType } from "../storageType";
-import { lvmMonitoring } from "./monitoring";
+import { lvmMonitoring, topolvmSnapshots } from "./monitoring";
 import { LvmStorage } from "./lvmStorage";
 import { TopolvmDriver, topolvmDriverName } from "./topolvm";
 
@@ -10,7 +10,7 @@ export const lvmStorageType = defineStorageType({
     shared: (storages, ctx) =>
         new TopolvmDriver(
             "topolvm",
-            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: storages.some((s) => s.thin?.snapshots) },
+            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: topolvmSnapshots(storages) },
             ctx.opts,
         ) as CsiDriverRef,
     external: (ctx) => externalDriver(topolvmDriverName, ctx.namespace, ctx.imageRegistry),

@@ -30,6 +30,12 @@ export const topolvmNodeLabels = labels("node");
 /** Where topolvm-node serves its volume group and thin pool metrics (its --metrics-bind-address default). */
 export const topolvmNodeMetricsPort = 8080;
 
+/** The topolvm-controller pods' labels: the controller metrics Service selects them. */
+export const topolvmControllerLabels = labels("controller");
+
+/** Where topolvm-controller serves its own (controller-runtime) metrics: its --metrics-bind-address default. */
+export const topolvmControllerMetricsPort = 8080;
+
 const rw = ["get", "list", "watch", "create", "update", "patch", "delete"];
 const logicalVolumes = { apiGroups: [topolvmDriverName], resources: ["logicalvolumes", "logicalvolumes/status"], verbs: rw };
 
@@ -117,7 +123,7 @@ export class TopolvmDriver extends pulumi.ComponentResource implements CsiDriver
             `${name}-controller`,
             {
                 namespace: args.namespace,
-                labels: labels("controller"),
+                labels: topolvmControllerLabels,
                 serviceAccountName: controllerAccount.serviceAccount.metadata.name,
                 containers: [
                     {

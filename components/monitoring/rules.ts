@@ -64,10 +64,10 @@ export function promString(value: string): string {
     return JSON.stringify(value);
 }
 
-/** `name{k="v",...}` with every value quoted. */
+/** `name{k="v",...}` with every value quoted; a value starting with `~` matches as a regex, with `!` is excluded. */
 export function selector(metric: string, matchers: Record<string, string>): string {
-    const parts = Object.entries(matchers).map(([k, v]) => (v.startsWith("~") ? `${k}=~${promString(v.slice(1))}` : `${k}=${promString(v)}`));
-    return `${metric}{${parts.join(",")}}`;
+    const matcher = (k: string, v: string) => (v.startsWith("~") ? `${k}=~${promString(v.slice(1))}` : v.startsWith("!") ? `${k}!=${promString(v.slice(1))}` : `${k}=${promString(v)}`);
+    return `${metric}{${Object.entries(matchers).map(([k, v]) => matcher(k, v)).join(",")}}`;
 }
 
 export interface UsedAlertsArgs {
@@ -149,6 +149,25 @@ export function workloadAlerts(stem: string, what: string, namespace: string, wo
             },
         ];
     });
+}
+
+/**
+ * CSI calls that keep failing, as a driver's controller sidecars count them (csi-lib-utils'
+ * csi_sidecar_operations_seconds, by method and gRPC status, scraped through `service`): claims
+ * that stay Pending, expansions or deletions that never finish.
+ */
+export function csiOperationAlerts(stem: string, what: string, namespace: string, service: string): AlertSpec[] {
+    const failed = selector("csi_sidecar_operations_seconds_count", { namespace, service, grpc_status_code: "!OK" });
+    return [
+        {
+            alert: `${stem}CsiOperationsFailing`,
+            expr: `sum by (namespace, method_name, grpc_status_code) (rate(${failed}[10m])) > 0`,
+            for: "15m",
+            severity: "warning",
+            summary: `${what}: CSI {{ $labels.method_name }} calls keep failing with {{ $labels.grpc_status_code }}`,
+            description: `The controller's CSI sidecars have seen {{ $labels.method_name }} fail with {{ $labels.grpc_status_code }} for 15 minutes ({{ $value | printf "%.3f" }} per second): volumes of ${what} are not created, expanded or deleted as asked.`,
+        },
+    ];
 }
 
 /**

@@ -3,10 +3,11 @@ import { ScrapeTarget } from "./targets";
 /**
  * How Prometheus finds a ScrapeTarget: as a ServiceMonitor's spec (Prometheus Operator) and as a
  * plain `scrape_configs` entry (kubernetes_sd_configs over the Service's endpoints). Both keep only
- * the target's Service and its `metrics` port, and add the same labels, so rules and dashboards
+ * the target's Service and its metrics ports, and add the same labels, so rules and dashboards
  * read the same series either way.
  */
 
+/** The port name of a target whose pods serve one metrics endpoint. */
 export const metricsPortName = "metrics";
 
 /** The label that tells a metrics Service apart: its value is the Service's name. */
@@ -22,15 +23,13 @@ export function serviceMonitorSpec(t: ScrapeTarget, namespace: string): Record<s
     return {
         selector: { matchLabels: metricsServiceLabels(t) },
         namespaceSelector: { matchNames: [namespace] },
-        endpoints: [
-            {
-                port: metricsPortName,
-                path: t.path,
-                interval: scrapeInterval,
-                honorLabels: t.honorLabels,
-                ...(t.storage ? { relabelings: [{ targetLabel: "storage", replacement: t.storage, action: "replace" }] } : {}),
-            },
-        ],
+        endpoints: t.ports.map((p) => ({
+            port: p.name,
+            path: t.path,
+            interval: scrapeInterval,
+            honorLabels: t.honorLabels,
+            ...(t.storage ? { relabelings: [{ targetLabel: "storage", replacement: t.storage, action: "replace" }] } : {}),
+        })),
     };
 }
 
@@ -43,7 +42,7 @@ export function scrapeConfig(t: ScrapeTarget, namespace: string): Record<string,
         kubernetes_sd_configs: [{ role: "endpoints", namespaces: { names: [namespace] } }],
         relabel_configs: [
             { source_labels: ["__meta_kubernetes_service_name"], regex: t.service, action: "keep" },
-            { source_labels: ["__meta_kubernetes_endpoint_port_name"], regex: metricsPortName, action: "keep" },
+            { source_labels: ["__meta_kubernetes_endpoint_port_name"], regex: t.ports.map((p) => p.name).join("|"), action: "keep" },
             { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
             { source_labels: ["__meta_kubernetes_service_name"], target_label: "service" },
             { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },

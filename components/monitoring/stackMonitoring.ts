@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as yaml from "js-yaml";
 import { MonitoringConfig } from "../config/monitoring";
 import { commonLabels } from "../naming";
-import { metricsPortName, metricsServiceLabels, scrapeConfig, serviceMonitorSpec } from "./scrape";
+import { metricsServiceLabels, scrapeConfig, serviceMonitorSpec } from "./scrape";
 import { Owner, RuleGroup } from "./rules";
 import { ScrapeTarget } from "./targets";
 import { TypeMonitoring } from "./typeMonitoring";
@@ -165,7 +165,7 @@ export class StackMonitoring extends pulumi.ComponentResource {
                 metadata: { name: t.service, namespace, labels: { ...commonLabels("metrics", t.storage), ...metricsServiceLabels(t) } },
                 spec: {
                     selector: t.podSelector,
-                    ports: [{ name: metricsPortName, port: t.port, targetPort: t.port, protocol: "TCP" }],
+                    ports: t.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: "TCP" })),
                 },
             },
             opts,

@@ -37,7 +37,7 @@ import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
 import { copyIntoGuest, flagOf, guestUntil, tokenKubeconfig } from "./guestFiles";
 import { parseStackConfig } from "../../components/config/parse";
-import { lvmMonitoring, thinPoolPercent, topolvmMetricsTarget } from "../../components/lvm/monitoring";
+import { lvmMonitoring, thinPoolPercent, topolvmControllerMetricsTarget, topolvmMetricsTarget } from "../../components/lvm/monitoring";
 import { ruleFile } from "../../components/monitoring/stackMonitoring";
 import { freePort } from "../helpers/net";
 import { PrometheusServer, metricNames, startPrometheus, withFor } from "../monitoring/prometheusServer";
@@ -380,6 +380,18 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         const socket = flagOf(p.argv, "--csi-socket");
         assert.equal(await waitFor(c, () => fs.existsSync(socket), 60_000), "ready", `topolvm-controller did not serve on ${socket}:\n${c.output()}`);
         controllerSocket = socket;
+        // Monitoring's controller Service scrapes its `metrics` port: topolvm-controller's own
+        // (controller-runtime) endpoint, in the pod's network.
+        const metricsPort = topolvmControllerMetricsTarget(false).ports.find((x) => x.name === "metrics")!.port;
+        const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+        const metrics = async () => (await run$(network.enter[0], [...network.enter.slice(1), "curl", "-sf", "--max-time", "5", metricsUrl]).catch((e) => ({ stdout: String(e) }))).stdout;
+        const deadline = Date.now() + 30_000;
+        let text = await metrics();
+        while (!text.includes("# TYPE controller_runtime_reconcile_total counter")) {
+            assert.ok(Date.now() < deadline, `topolvm-controller's metrics at ${metricsUrl} in its pod network: not within 30000 ms\n${text.slice(0, 2000)}\n${c.output()}`);
+            await new Promise((r) => setTimeout(r, 500));
+            text = await metrics();
+        }
         for (const s of storages) {
             const g = guestOf(s);
             await forwardController(g);
@@ -514,12 +526,12 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         /** Prometheus up and scraping topolvm-node's metrics port (the rendered target's), forwarded here over SSH. */
         const scraping = async () => {
             const port = await freePort();
-            hostProcesses.push(g.forwardGuestPort(port, topolvmMetricsTarget.port));
+            hostProcesses.push(g.forwardGuestPort(port, topolvmMetricsTarget.ports[0].port));
             const endpoint = `http://127.0.0.1:${port}${topolvmMetricsTarget.path}`;
             const deadline = Date.now() + 30_000;
             let text = "";
             while (!text.includes("topolvm_thinpool_data_percent")) {
-                assert.ok(Date.now() < deadline, `topolvm-node's thin pool gauges at ${endpoint} (guest port ${topolvmMetricsTarget.port}): not within 30000 ms\n${text.slice(0, 2000)}`);
+                assert.ok(Date.now() < deadline, `topolvm-node's thin pool gauges at ${endpoint} (guest port ${topolvmMetricsTarget.ports[0].port}): not within 30000 ms\n${text.slice(0, 2000)}`);
                 await new Promise((r) => setTimeout(r, 500));
                 text = await fetch(endpoint, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), (e) => String(e));
             }

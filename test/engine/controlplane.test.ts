@@ -182,18 +182,22 @@ const operatorObjects = (out: string) =>
         .filter((f) => /^(servicemonitor|podmonitor|prometheusrule)-/.test(f))
         .sort()
         .map((f) => `zcloud-storage/${f}`);
-const serviceMonitors = ["zcloud-storage/servicemonitor-ceph-shared-fs-metrics.yaml", "zcloud-storage/servicemonitor-topolvm-node-metrics.yaml"];
+const serviceMonitors = [
+    "zcloud-storage/servicemonitor-ceph-shared-fs-metrics.yaml",
+    "zcloud-storage/servicemonitor-topolvm-controller-metrics.yaml",
+    "zcloud-storage/servicemonitor-topolvm-node-metrics.yaml",
+];
 after(() => {
     if (monitored) fs.rmSync(path.dirname(monitored), { recursive: true, force: true });
 });
 
 test("without the Prometheus Operator's CRDs a ServiceMonitor is refused, naming its kind and version", () => {
     const out = monitoredOut();
-    // Both metrics Services' ServiceMonitors (LVM's and the CephFS storage's) and PrometheusRules.
+    // The metrics Services' ServiceMonitors (TopoLVM's node and controller, the CephFS storage's) and PrometheusRules.
     assert.deepEqual(operatorObjects(out).filter((f) => !f.includes("/prometheusrule-")), serviceMonitors);
     assert.ok(operatorObjects(out).some((f) => f.includes("/prometheusrule-")), operatorObjects(out).join(" "));
     sh(`kubectl apply -f "${path.join(out, "manifests", "_cluster", "namespace-zcloud-storage.yaml")}" >/dev/null`);
-    const file = path.join(out, "manifests", serviceMonitors[1]);
+    const file = path.join(out, "manifests", serviceMonitors[2]);
     const r = spawnSync("bash", ["-c", `. "${envFile}" && kubectl --kubeconfig "${dir}/kubeconfig" apply -f "${file}"`], { encoding: "utf8" });
     assert.notEqual(r.status, 0, r.stdout);
     // kubectl's words (the API server has no such resource: 404 "the server could not find the

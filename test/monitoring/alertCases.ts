@@ -164,11 +164,11 @@ export function presentSeries(metric: string, labels: Record<string, string>): I
 
 /**
  * A rule's annotation rendered as Prometheus renders it for one alert: `{{ $labels.x }}`,
- * `{{ $value }}` (Go's shortest float form) and `{{ $value | printf "%.1f" }}`.
+ * `{{ $value }}` (Go's shortest float form) and `{{ $value | printf "%.<n>f" }}`.
  */
 export function renderTemplate(text: string, labels: Record<string, string>, value: number): string {
     return text
-        .replace(/\{\{ \$value \| printf "%\.1f" \}\}/g, () => value.toFixed(1))
+        .replace(/\{\{ \$value \| printf "%\.(\d)f" \}\}/g, (_, digits: string) => value.toFixed(Number(digits)))
         .replace(/\{\{ \$value \}\}/g, () => String(value))
         .replace(/\{\{ \$labels\.([a-z_]+) \}\}/g, (_, name: string) => labels[name] ?? "");
 }

@@ -110,6 +110,13 @@ function caseOf(rule: AlertRule): AlertCase {
         case "CephMdsNoStandby": return detail("MDS_INSUFFICIENT_STANDBY");
         case "CephSlowOps": return detail("SLOW_OPS");
         case "CephDaemonCrashed": return detail("RECENT_CRASH");
+        case "TopolvmCsiOperationsFailing": {
+            // CreateVolume failing 6 times a minute (0.1/s); silent: only OK calls count up, and an old failure stays flat.
+            const call = { namespace: model.namespace, service: "topolvm-controller-metrics", driver_name: "topolvm.io", method_name: "/csi.v1.Controller/CreateVolume" };
+            const counter = (code: string, values: string) => ({ series: `csi_sidecar_operations_seconds_count{${labelText({ ...call, grpc_status_code: code })}}`, values });
+            const kept = { namespace: call.namespace, method_name: call.method_name, grpc_status_code: "ResourceExhausted" };
+            return { fire: [counter("OK", "0+6x100"), counter("ResourceExhausted", "0+6x100")], quiet: [counter("OK", "0+6x100"), counter("ResourceExhausted", "3x100")], alerts: [{ labels: kept, value: 0.1 }] };
+        }
         case "CephMonQuorumAtRisk": {
             const mons = ["a", "b", "c"];
             const metadata = mons.map((id) => ({ series: `ceph_mon_metadata{${labelText({ ...on, ceph_daemon: `mon.${id}` })}}`, values: "1x100" }));

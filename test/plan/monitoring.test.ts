@@ -72,18 +72,37 @@ describe("monitoring: the planned objects", () => {
 
     test("each metrics Service selects the pods that serve the metrics, on their port", () => {
         const services = resourcesOfType(on, SERVICE).filter((s) => s.parent === resourcesOfType(on, MONITORING)[0].urn);
-        assert.deepEqual(services.map((s) => inputs(s).metadata.name).sort(), ["ceph-shared-fs-metrics", "topolvm-node-metrics"]);
+        assert.deepEqual(services.map((s) => inputs(s).metadata.name).sort(), ["ceph-shared-fs-metrics", "topolvm-controller-metrics", "topolvm-node-metrics"]);
         const served = new Map([
-            ["topolvm-node-metrics", { workloads: ["topolvm-node"], port: 8080 }],
-            ["ceph-shared-fs-metrics", { workloads: ["ceph-shared-fs-mgr-a", "ceph-shared-fs-mgr-b"], port: 9283 }],
+            ["topolvm-node-metrics", { workloads: ["topolvm-node"], ports: { metrics: 8080 } }],
+            // topolvm-controller's own endpoint and its sidecars' --http-endpoint (no snapshotter: no storage takes snapshots).
+            ["topolvm-controller-metrics", { workloads: ["topolvm-controller"], ports: { metrics: 8080, provisioner: 9809, resizer: 9810 } }],
+            ["ceph-shared-fs-metrics", { workloads: ["ceph-shared-fs-mgr-a", "ceph-shared-fs-mgr-b"], ports: { metrics: 9283 } }],
         ]);
         for (const s of services) {
             const spec = inputs(s).spec;
+            const want = served.get(inputs(s).metadata.name)!;
             const selected = workloads(on).filter((w) => matches(spec.selector, podLabels(w))).map((w) => inputs(w).metadata.name).sort();
-            assert.deepEqual(selected, served.get(inputs(s).metadata.name)!.workloads, inputs(s).metadata.name);
-            assert.deepEqual(spec.ports, [{ name: "metrics", port: served.get(inputs(s).metadata.name)!.port, targetPort: served.get(inputs(s).metadata.name)!.port, protocol: "TCP" }]);
+            assert.deepEqual(selected, want.workloads, inputs(s).metadata.name);
+            assert.deepEqual(spec.ports, Object.entries(want.ports).map(([name, port]) => ({ name, port, targetPort: port, protocol: "TCP" })));
             assert.equal(s.parent, resourcesOfType(on, MONITORING)[0].urn);
         }
+    });
+
+    test("the controller metrics Service names each sidecar the Deployment runs on its --http-endpoint port, the snapshotter's only with snapshots", async () => {
+        const snapshotting = await planValues(withMonitoring({}, { lvm: [{ name: "thin", hosts: { node2: [dev(2)] }, thin: { snapshots: true } }] }));
+        assert.equal(snapshotting.error, undefined, snapshotting.error?.message);
+        for (const run of [on, snapshotting]) {
+            const controller = inputs(resourceNamed(run, "topolvm-controller", DEPLOYMENT)).spec.template.spec.containers as Inputs[];
+            const endpoints = controller.flatMap((c) => [...(c.command ?? []), ...(c.args ?? [])].filter((a: string) => a.startsWith("--http-endpoint=:") && c.name !== "liveness-probe").map((a: string) => Number(a.split(":")[1])));
+            const service = resourcesOfType(run, SERVICE).find((x) => inputs(x).metadata.name === "topolvm-controller-metrics")!;
+            const ports = (inputs(service).spec.ports as Inputs[]).filter((p) => p.name !== "metrics").map((p) => p.port);
+            assert.deepEqual(ports.sort(), endpoints.sort());
+        }
+        const service = resourcesOfType(snapshotting, SERVICE).find((x) => inputs(x).metadata.name === "topolvm-controller-metrics")!;
+        assert.deepEqual((inputs(service).spec.ports as Inputs[]).map((p) => p.name), ["metrics", "provisioner", "resizer", "snapshotter"]);
+        const monitor = inputs(resourceNamed(snapshotting, "topolvm-controller-metrics-servicemonitor")).spec;
+        assert.deepEqual(monitor.endpoints.map((e: Inputs) => e.port), ["metrics", "provisioner", "resizer", "snapshotter"]);
     });
 
     test("each ServiceMonitor selects exactly its Service in the storage namespace, with the configured labels; Ceph's adds storage=<name>", () => {
@@ -94,7 +113,7 @@ describe("monitoring: the planned objects", () => {
             assert.deepEqual(spec.namespaceSelector, { matchNames: ["zcloud-storage"] });
             const selected = services.filter((s) => matches(spec.selector.matchLabels, inputs(s).metadata.labels));
             assert.deepEqual(selected.map((s) => inputs(s).metadata.name), [inputs(m).metadata.name]);
-            assert.equal(spec.endpoints[0].port, "metrics");
+            assert.deepEqual(spec.endpoints.map((e: Inputs) => e.port), selected[0] && (inputs(selected[0]).spec.ports as Inputs[]).map((p) => p.name));
             assert.ok(m.dependencies.includes(selected[0].urn));
         }
         const ceph = inputs(resourceNamed(on, "ceph-shared-fs-metrics-servicemonitor")).spec.endpoints[0];
@@ -193,7 +212,10 @@ describe("monitoring: the planned objects", () => {
         const byName = (groups: unknown[]) => [...(groups as Array<{ name: string }>)].sort((a, b) => a.name.localeCompare(b.name));
         assert.deepEqual(byName(ruleGroups), byName(rules(on)));
         const scrapes = Object.entries(data).filter(([k]) => k.includes("-scrape-")).flatMap(([, text]) => (yaml.load(text) as { scrape_configs: Inputs[] }).scrape_configs);
-        assert.deepEqual(scrapes.map((c) => c.job_name).sort(), ["zcloud-storage/ceph-shared-fs-metrics", "zcloud-storage/topolvm-node-metrics"]);
+        assert.deepEqual(scrapes.map((c) => c.job_name).sort(), ["zcloud-storage/ceph-shared-fs-metrics", "zcloud-storage/topolvm-controller-metrics", "zcloud-storage/topolvm-node-metrics"]);
+        // Each target keeps its Service's metrics ports by name: the controller's sidecars too.
+        const controller = scrapes.find((c) => c.job_name.endsWith("topolvm-controller-metrics"))!;
+        assert.deepEqual(controller.relabel_configs[1], { source_labels: ["__meta_kubernetes_endpoint_port_name"], regex: "metrics|provisioner|resizer", action: "keep" });
         const ceph = scrapes.find((c) => c.job_name.endsWith("ceph-shared-fs-metrics"))!;
         assert.deepEqual(ceph.relabel_configs.at(-1), { target_label: "storage", replacement: "shared-fs" });
         assert.equal(resourcesOfType(files, CONFIG_MAP).some((c) => inputs(c).metadata.name.startsWith("zcloud-storage-dashboard-")), false);
@@ -233,7 +255,7 @@ describe("monitoring: stacks that share the storage namespace (sharedResources: 
                 .filter((o) => /PrometheusRule|ServiceMonitor|-metrics$|dashboard/.test(o))
                 .map((o) => o.split(" ")[1])
                 .sort();
-        assert.deepEqual(monitoringObjects(split.owner), ["topolvm-node-metrics", "topolvm-node-metrics", "zcloud-storage-dashboard-lvm", "zcloud-storage-dashboard-nfs", "zcloud-storage-driver-csi-driver-nfs", "zcloud-storage-driver-topolvm"]);
+        assert.deepEqual(monitoringObjects(split.owner), ["topolvm-controller-metrics", "topolvm-controller-metrics", "topolvm-node-metrics", "topolvm-node-metrics", "zcloud-storage-dashboard-lvm", "zcloud-storage-dashboard-nfs", "zcloud-storage-driver-csi-driver-nfs", "zcloud-storage-driver-topolvm"]);
         assert.deepEqual(monitoringObjects(split.poolA), ["zcloud-storage-alerts-fast"]);
         assert.deepEqual(monitoringObjects(split.poolB), ["zcloud-storage-alerts-bulk", "zcloud-storage-alerts-nas"]);
     });
