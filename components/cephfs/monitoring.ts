@@ -204,6 +204,24 @@ function cephFsDashboard() {
             ],
         },
         { title: "Pools used", unit: "percent", queries: [{ expr: poolUsedPercent("~$storage"), legend: "{{storage}} {{name}}" }] },
+        // The daemons' performance counters (served by the managers: ceph-metrics.sh).
+        {
+            title: "OSD operations",
+            unit: "ops",
+            queries: [
+                { expr: `sum by (storage, ceph_daemon) (rate(${selector("ceph_osd_op_r", on)}[5m]))`, legend: "{{storage}} {{ceph_daemon}} read" },
+                { expr: `sum by (storage, ceph_daemon) (rate(${selector("ceph_osd_op_w", on)}[5m]))`, legend: "{{storage}} {{ceph_daemon}} write" },
+            ],
+        },
+        {
+            title: "OSD operation latency",
+            unit: "s",
+            queries: [
+                { expr: `rate(${selector("ceph_osd_op_r_latency_sum", on)}[5m]) / rate(${selector("ceph_osd_op_r_latency_count", on)}[5m])`, legend: "{{storage}} {{ceph_daemon}} read" },
+                { expr: `rate(${selector("ceph_osd_op_w_latency_sum", on)}[5m]) / rate(${selector("ceph_osd_op_w_latency_count", on)}[5m])`, legend: "{{storage}} {{ceph_daemon}} write" },
+            ],
+        },
+        { title: "Metadata server requests", unit: "ops", queries: [{ expr: `sum by (storage, ceph_daemon) (rate(${selector("ceph_mds_request", on)}[5m]))`, legend: "{{storage}} {{ceph_daemon}}" }] },
         volumesPanel,
     ]);
 }

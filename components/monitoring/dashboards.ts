@@ -15,8 +15,8 @@ export interface PanelQuery {
 
 export interface PanelSpec {
     title: string;
-    /** Grafana unit: percent, bytes, short, none. */
-    unit: "percent" | "bytes" | "short" | "none";
+    /** Grafana unit: percent, bytes, short, none, ops (per second), s (seconds). */
+    unit: "percent" | "bytes" | "short" | "none" | "ops" | "s";
     queries: PanelQuery[];
     description?: string;
 }

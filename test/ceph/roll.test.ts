@@ -461,9 +461,13 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         const first = ok(await c.container(job, { timeoutMs: 180_000 }));
         const served = /^zcloud: mgr: metrics served at (http:\/\/127\.0\.0\.[12]:9283\/)$/m.exec(first.stdout);
         assert.ok(served, first.stdout);
-        assert.deepEqual(decisions(first.stdout).filter((l) => !l.includes("waiting up to")), ["zcloud: mgr: turned the prometheus module on", `zcloud: mgr: metrics served at ${served[1]}`]);
+        assert.deepEqual(decisions(first.stdout).filter((l) => !l.includes("waiting up to")), [
+            "zcloud: mgr: turned the prometheus module on",
+            "zcloud: mgr: the module now serves the daemons' performance counters (no ceph-exporter)",
+            `zcloud: mgr: metrics served at ${served[1]}`,
+        ]);
         const again = ok(await c.container(job, { timeoutMs: 180_000 }));
-        assert.deepEqual(decisions(again.stdout), ["zcloud: mgr: the prometheus module is on", `zcloud: mgr: metrics served at ${served[1]}`]);
+        assert.deepEqual(decisions(again.stdout), ["zcloud: mgr: the prometheus module is on", "zcloud: mgr: the module serves the daemons' performance counters", `zcloud: mgr: metrics served at ${served[1]}`]);
         figures.push(`monitoring: ceph-metrics.sh enable ${(first.ms / 1000).toFixed(1)} s, again ${(again.ms / 1000).toFixed(1)} s`);
         // the active manager serves the metrics, the standby answers 200 with an empty body
         const active = await waitFor("an active mgr serving the module", 60_000, async () => {

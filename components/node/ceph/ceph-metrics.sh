@@ -1,8 +1,8 @@
 #!/bin/sh
 # ceph-metrics.sh enable [--timeout <s>]
 #
-# Turns on the manager's prometheus module, idempotently, and waits (bounded) until the active
-# manager serves it (`ceph mgr services` lists its URL): the storage's metrics Service scrapes
+# Turns on the manager's prometheus module and its output of the daemons' performance counters,
+# idempotently, and waits (bounded) until the active manager serves it (`ceph mgr services` lists its URL): the storage's metrics Service scrapes
 # port 9283 of the manager pods. Ceph restarts the managers in place to load the module (the wait
 # covers the handover); nothing else of the cluster changes.
 # Runs as client.admin ($ZCLOUD_CEPH_KEYS/admin). Output: one line per decision.
@@ -47,6 +47,18 @@ mt_enable() {
     zc_log "mgr" "turned the prometheus module on"
 }
 
+# mt_perf_counters: the daemons' performance counters in the module's output. Ceph 20 leaves
+# them to ceph-exporter daemons, which this project does not deploy; the module's own switch for
+# a cluster without them serves them from the active manager.
+mt_perf_counters() {
+    if [ "$(zcc_ceph config get mgr mgr/prometheus/exclude_perf_counters 2>/dev/null || true)" = false ]; then
+        zc_log "mgr" "the module serves the daemons' performance counters"
+        return 0
+    fi
+    zcc_ceph config set mgr mgr/prometheus/exclude_perf_counters false
+    zc_log "mgr" "the module now serves the daemons' performance counters (no ceph-exporter)"
+}
+
 mt_main() {
     [ "${1:-}" = enable ] || zcc_usage "$mt_usage"
     shift
@@ -59,6 +71,7 @@ mt_main() {
     done
     case $mt_timeout in '' | *[!0-9]* | 0*) zcc_usage "--timeout must be a positive integer, got '$mt_timeout'" ;; esac
     mt_enable
+    mt_perf_counters
     if ! zcc_wait "mgr" "$mt_timeout" "the active manager to serve the prometheus module" mt_served; then
         zc_log "mgr" "the active manager did not serve the prometheus module within ${mt_timeout}s: ${zcc_wait_out:-no answer}" >&2
         exit 3
