@@ -508,8 +508,9 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             const t = JSON.parse((await httpGet(c, `${PROM}/api/v1/targets`)).body) as { data: { activeTargets: { health: string; scrapeUrl: string }[] } };
             return t.data.activeTargets.length === 2 && t.data.activeTargets.some((x) => x.health === "up" && x.scrapeUrl.includes(mgrAddr[active])) ? true : undefined;
         }, 500);
-        const query = async (expr: string) => {
-            const r = await httpGet(c, `${PROM}/api/v1/query?query=${encodeURIComponent(expr)}`);
+        /** An instant query, at `at` (Unix seconds) when given: two queries at one time read the same samples. */
+        const query = async (expr: string, at?: number) => {
+            const r = await httpGet(c, `${PROM}/api/v1/query?query=${encodeURIComponent(expr)}${at === undefined ? "" : `&time=${at}`}`);
             const j = JSON.parse(r.body) as { status: string; error?: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
             assert.equal(j.status, "success", `${expr}: ${r.body}`);
             return j.data.result;
@@ -587,18 +588,27 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             const result = await series(e.expr, e.title);
             assert.ok(result.every((r) => r.metric.storage === FS), `${e.title}: ${JSON.stringify(result)}`);
         }
-        // ceph_pool_percent_used is a ratio (0..1): `ceph df`'s percent_used, used / (used + max_avail x size)
-        const df = await c.cephJson<{ pools: { id: number; name: string; stats: { percent_used: number; bytes_used: number; max_avail: number } }[] }>(["df"]);
+        // ceph_pool_percent_used is a ratio (0..1): `ceph df`'s percent_used, used / (used + max_avail x size).
+        // The scraped value follows `ceph df` a collection or two late (the OSDs report their
+        // statistics to the manager every few seconds, the module caches its output): compared
+        // until they agree within 10 %, bounded.
         const sizes = new Map((await c.cephJson<{ pool_id: number; size: number }[]>(["osd", "pool", "ls", "detail"])).map((p) => [p.pool_id, p.size]));
-        const data = df.pools.find((p) => p.name === POOL)!;
-        assert.ok(data.stats.bytes_used >= 3 * (4 << 20) && data.stats.percent_used > 0, JSON.stringify(data));
-        const ratio = data.stats.bytes_used / (data.stats.bytes_used + data.stats.max_avail * sizes.get(data.id)!);
-        assert.ok(Math.abs(data.stats.percent_used - ratio) < 0.01 * ratio, `ceph df percent_used ${data.stats.percent_used} vs used/(used + max_avail x size) ${ratio}`);
-        const scraped = await series(`ceph_pool_percent_used{storage="${FS}",pool_id="${data.id}"}`, POOL);
-        const value = Number(scraped[0].value[1]);
-        assert.ok(value > 0 && value < 1 && Math.abs(value - data.stats.percent_used) < 0.1 * data.stats.percent_used, `ceph_pool_percent_used ${value} vs ceph df ${data.stats.percent_used}`);
-        const used = await series(poolUsedPercent(FS), "the pools' used share");
-        assert.ok(Math.abs(Number(used.find((r) => r.metric.name === POOL)!.value[1]) - value * 100) < 1e-9 * 100, JSON.stringify(used));
+        let last = "";
+        const agreed = await waitFor(`ceph_pool_percent_used of ${POOL} within 10 % of ceph df's percent_used`, 60_000, async () => {
+            const df = await c.cephJson<{ pools: { id: number; name: string; stats: { percent_used: number; bytes_used: number; max_avail: number } }[] }>(["df"]);
+            const data = df.pools.find((p) => p.name === POOL)!;
+            assert.ok(data.stats.bytes_used >= 3 * (4 << 20) && data.stats.percent_used > 0, JSON.stringify(data));
+            const ratio = data.stats.bytes_used / (data.stats.bytes_used + data.stats.max_avail * sizes.get(data.id)!);
+            assert.ok(Math.abs(data.stats.percent_used - ratio) < 0.01 * ratio, `ceph df percent_used ${data.stats.percent_used} vs used/(used + max_avail x size) ${ratio}`);
+            const at = Date.now() / 1000;
+            const scraped = await query(`ceph_pool_percent_used{storage="${FS}",pool_id="${data.id}"}`, at);
+            const value = Number(scraped[0]?.value[1]);
+            last = `ceph_pool_percent_used ${value} vs ceph df ${data.stats.percent_used}`;
+            return value > 0 && value < 1 && Math.abs(value - data.stats.percent_used) < 0.1 * data.stats.percent_used ? { value, at } : undefined;
+        }).catch((e) => assert.fail(`${(e as Error).message}; last: ${last}`));
+        // The rules' used share is that ratio in percent, for the same samples.
+        const used = await query(poolUsedPercent(FS), agreed.at);
+        assert.ok(Math.abs(Number(used.find((r) => r.metric.name === POOL)!.value[1]) - agreed.value * 100) < 1e-9 * 100, JSON.stringify(used));
 
         // 5. every metric and label the storage's rules read, in Ceph 20.2.4's output or known to appear only with an event
         const names = new Set((await series(`count by (__name__) ({storage="${FS}"})`, "the metric names")).map((r) => r.metric.__name__));
