@@ -482,8 +482,16 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         }, 500);
         // The standby: Ceph's StandbyModule would answer /metrics with 200 and an empty body; on
         // this tier the standby mgr has not been seen listening (connection refused): recorded, not asserted.
-        const idle = await httpGet(c, `http://${mgrAddr[standby]}:9283/metrics`).then((r) => `HTTP ${r.status}, ${r.body.length} bytes`, (e: Error) => e.message.split(": exit 1 ").pop());
-        figures.push(`monitoring: active mgr ${active} serves /metrics; standby mgr ${standby}: ${idle}`);
+        // Given 30 s (the standby reloads its modules after the mgr map changes); its log's lines
+        // about the module go into the figures, for the next look at why.
+        const t1 = Date.now();
+        let idle = "";
+        await waitFor(`the standby mgr ${standby} answering`, 30_000, async () => {
+            idle = await httpGet(c, `http://${mgrAddr[standby]}:9283/metrics`).then((r) => `HTTP ${r.status}, ${r.body.length} bytes`, (e: Error) => String(e.message.split(": exit 1 ").pop()));
+            return idle.startsWith("HTTP ") ? true : undefined;
+        }).catch(() => undefined);
+        const standbyLog = c.daemonLog(`mgr.${standby}`).split("\n").filter((l) => /prometheus|standby|9283|cherrypy|Errno/i.test(l)).slice(-8);
+        figures.push(`monitoring: active mgr ${active} serves /metrics; standby mgr ${standby} after ${since(t1)}: ${idle}`, ...standbyLog.map((l) => `  mgr.${standby}: ${l.slice(0, 200)}`));
 
         // 2. Prometheus (Debian's 2.42) in the cluster's network namespace, its files in the temp dir
         const storage = tierStorage(plan.stack);
