@@ -29,13 +29,16 @@ export function topolvmSnapshots(storages: LvmConfig[]): boolean {
     return storages.some((s) => s.thin?.snapshots === true);
 }
 
+/** The controller pods' metrics Service (its name is also the `service` label of their series). */
+export const topolvmControllerMetricsService = "topolvm-controller-metrics";
+
 /**
  * The controller pods: topolvm-controller's own metrics and each CSI sidecar's (its
  * --http-endpoint), whose csi_sidecar_operations_seconds counts every CSI call by its gRPC status.
  */
 export function topolvmControllerMetricsTarget(snapshots: boolean): ScrapeTarget {
     return {
-        service: "topolvm-controller-metrics",
+        service: topolvmControllerMetricsService,
         podSelector: topolvmControllerLabels,
         ports: [
             { name: metricsPortName, port: topolvmControllerMetricsPort },
@@ -99,7 +102,7 @@ function groups(storages: LvmConfig[], ctx: MonitoringContext): RuleGroup[] {
                           { kind: "DaemonSet", name: "topolvm-node" },
                           { kind: "Deployment", name: "topolvm-controller" },
                       ]),
-                      ...csiOperationAlerts("Topolvm", "TopoLVM", ctx.namespace, topolvmControllerMetricsTarget(false).service),
+                      ...csiOperationAlerts("Topolvm", "TopoLVM", ctx.namespace, topolvmControllerMetricsService),
                   ].map((a) => alertRule(driver, a, ctx.runbookBaseUrl)),
               },
           ]
