@@ -4,7 +4,8 @@
 #
 # Usage: bash test/engine/build-tools.sh [tool ...]
 #   tools: node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds
-#          provider-kubernetes provider-command provider-random (default: all of them)
+#          provider-kubernetes provider-command provider-random, and the nodes tier's
+#          kubernetes-node containerd runc cni-plugins crane (default: all of them)
 # Env:   ZCLOUD_ENGINE_CACHE  cache root (default $HOME/.cache/zcloud-storage/engine)
 #        ZCLOUD_PULUMI_PREBUILT  a directory of ready binaries (pulumi, pulumi-language-nodejs,
 #          pulumi-resource-kubernetes, pulumi-resource-command, pulumi-resource-random), e.g. built by
@@ -48,8 +49,13 @@ KWOK_VERSION=0.8.0
 PROMETHEUS_OPERATOR_VERSION=0.95.2   # github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
 CONTROLLER_GEN_VERSION=0.23.0        # sigs.k8s.io/controller-tools/cmd/controller-gen
 PROMETHEUS_OPERATOR_CRDS="servicemonitors podmonitors prometheusrules"
+# The nodes tier's node software (kubelet and kube-proxy are KUBE_VERSION's).
+CONTAINERD_VERSION=2.4.2        # github.com/containerd/containerd/v2
+RUNC_VERSION=1.5.3              # github.com/opencontainers/runc (containerd 2.4's CI runs 1.5)
+CNI_PLUGINS_VERSION=1.10.0      # github.com/containernetworking/plugins
+CRANE_VERSION=0.22.1            # github.com/google/go-containerregistry: image builder and registry
 
-ALL_TOOLS="node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds provider-kubernetes provider-command provider-random"
+ALL_TOOLS="node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds provider-kubernetes provider-command provider-random kubernetes-node containerd runc cni-plugins crane"
 CACHE=${ZCLOUD_ENGINE_CACHE:-$HOME/.cache/zcloud-storage/engine}
 PREBUILT=${ZCLOUD_PULUMI_PREBUILT:-}
 # Prebuilt providers get a plugin directory of their own: they never mix with built ones.
@@ -124,23 +130,42 @@ build_language_nodejs() {
   go_build "$wdir" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION" "$mod"
 }
 
-# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl in one `go build`, so the
-# packages they share compile once. Staging modules come from their published v0 versions.
-build_kubernetes() {
+# A wrapper module for k8s.io/kubernetes at KUBE_VERSION: its staging modules come from their
+# published v0 versions. Prints the wrapper's directory.
+kubernetes_wrapper() { # <name>
   require_module k8s.io/kubernetes "v$KUBE_VERSION"
-  wdir=$(new_wrapper kubernetes)
+  wdir=$(new_wrapper "$1")
   staging_version=v0.${KUBE_VERSION#*.}
   sed -n 's|^\t\(k8s.io/[^ ]*\) => ./staging/.*|\1|p' "$(module_gomod k8s.io/kubernetes "v$KUBE_VERSION")" |
     while read -r staging; do echo "replace $staging => $staging $staging_version"; done >>"$wdir/go.mod"
   (cd "$wdir" && go mod edit -require="k8s.io/kubernetes@v$KUBE_VERSION")
+  echo "$wdir"
+}
+
+# The version stamps `kubectl version` and the components report.
+kubernetes_stamp() {
   major=${KUBE_VERSION%%.*} minor=${KUBE_VERSION#*.}; minor=${minor%%.*}
   stamp=""
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     stamp="$stamp -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
     stamp="$stamp -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  go_build "$wdir" "$1" "$stamp" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  echo "$stamp"
+}
+
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl in one `go build`, so the
+# packages they share compile once.
+build_kubernetes() {
+  wdir=$(kubernetes_wrapper kubernetes)
+  go_build "$wdir" "$1" "$(kubernetes_stamp)" k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+}
+
+# kubelet and kube-proxy of the same release: built after `kubernetes`, most of their packages
+# are in Go's build cache already.
+build_kubernetes_node() {
+  wdir=$(kubernetes_wrapper kubernetes-node)
+  go_build "$wdir" "$1" "$(kubernetes_stamp)" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 }
 
 build_etcd() {
@@ -180,6 +205,49 @@ build_prometheus_operator_crds() {
     mv "$wdir/generated/monitoring.coreos.com_$plural.yaml" "$crds/"
   done
   rm -rf "${wdir:?}/bin" "${wdir:?}/generated"
+}
+
+# containerd, its runc shim and ctr; without the btrfs, devmapper and zfs snapshotters (the nodes
+# use overlayfs; btrfs would need cgo).
+build_containerd() {
+  mod=github.com/containerd/containerd/v2
+  require_module "$mod" "v$CONTAINERD_VERSION"
+  wdir=$(new_wrapper containerd)
+  published_replaces "$(module_gomod "$mod" "v$CONTAINERD_VERSION")" >>"$wdir/go.mod"
+  (cd "$wdir" && go mod edit -require="$mod@v$CONTAINERD_VERSION")
+  (cd "$wdir" && nice -n 10 go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
+    -ldflags "-s -w -X $mod/version.Version=v$CONTAINERD_VERSION" -o "$1/" \
+    "$mod/cmd/containerd" "$mod/cmd/containerd-shim-runc-v2" "$mod/cmd/ctr")
+}
+
+# runc needs cgo (its nsenter is C) and libseccomp for seccomp profiles (libseccomp-dev, pkg-config);
+# not libpathrs (a Rust library): runc falls back to its Go path-resolution code.
+build_runc() {
+  mod=github.com/opencontainers/runc
+  require_module "$mod" "v$RUNC_VERSION"
+  wdir=$(new_wrapper runc)
+  (cd "$wdir" && go mod edit -require="$mod@v$RUNC_VERSION")
+  (cd "$wdir" && CGO_ENABLED=1 nice -n 10 go build -trimpath -tags "seccomp urfave_cli_no_docs" \
+    -ldflags "-s -w -X main.version=$RUNC_VERSION" -o "$1/runc" "$mod")
+  "$1/runc" --version | grep -q "^libseccomp: " || die "runc $RUNC_VERSION was built without seccomp"
+}
+
+# The CNI plugins the nodes' pod network uses: bridge, host-local, loopback, portmap.
+build_cni_plugins() {
+  mod=github.com/containernetworking/plugins
+  require_module "$mod" "v$CNI_PLUGINS_VERSION"
+  wdir=$(new_wrapper cni-plugins)
+  (cd "$wdir" && go mod edit -require="$mod@v$CNI_PLUGINS_VERSION")
+  go_build "$wdir" "$1" "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=v$CNI_PLUGINS_VERSION" \
+    "$mod/plugins/main/bridge" "$mod/plugins/ipam/host-local" "$mod/plugins/main/loopback" "$mod/plugins/meta/portmap"
+}
+
+build_crane() {
+  mod=github.com/google/go-containerregistry
+  require_module "$mod" "v$CRANE_VERSION"
+  wdir=$(new_wrapper crane)
+  (cd "$wdir" && go mod edit -require="$mod@v$CRANE_VERSION")
+  go_build "$wdir" "$1" "-X $mod/cmd/crane/cmd.Version=v$CRANE_VERSION" "$mod/cmd/crane"
 }
 
 build_provider() { # <out> <name> <version> <module> <module version> <package> [ldflags]
@@ -252,6 +320,11 @@ tool_version() {
     provider-kubernetes) echo "$KUBERNETES_PROVIDER_VERSION" ;;
     provider-command) echo "$COMMAND_PROVIDER_VERSION" ;;
     provider-random) echo "$RANDOM_PROVIDER_VERSION" ;;
+    kubernetes-node) echo "$KUBE_VERSION" ;;
+    containerd) echo "$CONTAINERD_VERSION" ;;
+    runc) echo "$RUNC_VERSION" ;;
+    cni-plugins) echo "$CNI_PLUGINS_VERSION" ;;
+    crane) echo "$CRANE_VERSION" ;;
     *) die "unknown tool $1 (one of: $ALL_TOOLS)" ;;
   esac
 }

@@ -14,10 +14,14 @@
 # Needs on PATH: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok,
 # openssl, node (source the env file test/engine/build-tools.sh prints).
 # Env: ZCLOUD_CONTROLPLANE_TIMEOUT  seconds each component gets to become ready (default 60).
+#      ZCLOUD_CONTROLPLANE_ADDRESS  an address of this machine the API server also listens on and
+#        advertises (the `kubernetes` Service's endpoint), for real kubelets and pods on other
+#        network namespaces (test/nodes); default none: 127.0.0.1 only.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 timeout_s=${ZCLOUD_CONTROLPLANE_TIMEOUT:-60}
+address=${ZCLOUD_CONTROLPLANE_ADDRESS:-}
 
 die() { echo "controlplane: $*" >&2; exit 1; }
 say() { echo "controlplane: $*"; }
@@ -67,8 +71,12 @@ make_pki() {
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -subj "/CN=zcloud-engine-ca" \
     -days 2 -out "$pki/ca.crt" 2>/dev/null
   # 10.0.2.2: how a QEMU guest of the VM tier (user-mode network) reaches this machine's 127.0.0.1.
-  issue_cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.2.2,DNS:localhost,DNS:kubernetes.default.svc"
+  # 10.96.0.1: the `kubernetes` Service's ClusterIP, which pods on real nodes dial.
+  issue_cert apiserver "/CN=kube-apiserver" \
+    "IP:127.0.0.1,IP:10.0.2.2,IP:10.96.0.1,${address:+IP:$address,}DNS:localhost,DNS:kubernetes.default.svc"
   issue_cert admin "/O=system:masters/CN=zcloud-admin"
+  # The API server's client certificate towards kubelets (exec, logs, port-forward).
+  issue_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
 }
@@ -101,9 +109,14 @@ start_etcd() {
 start_apiserver() {
   api_port=$(free_port)
   pki=$dir/pki
+  bind=127.0.0.1
+  [ -z "$address" ] || bind=0.0.0.0
   write_kubeconfig "$api_port"
   launch kube-apiserver kube-apiserver --etcd-servers "$etcd_url" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --bind-address "$bind" --advertise-address "${address:-127.0.0.1}" \
+    --secure-port "$api_port" \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \

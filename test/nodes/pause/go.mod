@@ -1,0 +1,3 @@
+module zcloud.local/pause
+
+go 1.26
