@@ -109,14 +109,15 @@ start_etcd() {
 start_apiserver() {
   api_port=$(free_port)
   pki=$dir/pki
-  bind=127.0.0.1
-  [ -z "$address" ] || bind=0.0.0.0
+  bind=127.0.0.1 kubelet_address=()
+  # Real kubelets: reached at their node's address (their names resolve nowhere).
+  [ -z "$address" ] || { bind=0.0.0.0; kubelet_address=(--kubelet-preferred-address-types InternalIP); }
   write_kubeconfig "$api_port"
   launch kube-apiserver kube-apiserver --etcd-servers "$etcd_url" \
     --bind-address "$bind" --advertise-address "${address:-127.0.0.1}" \
     --secure-port "$api_port" \
     --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
-    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" "${kubelet_address[@]}" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \

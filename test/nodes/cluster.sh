@@ -24,6 +24,7 @@
 # unshare, ip, nft, openssl, curl, go.
 # Env: ZCLOUD_NODES_CACHE  pause and registry blobs (default $HOME/.cache/zcloud-storage/nodes)
 #      ZCLOUD_NODES_TIMEOUT seconds a node gets to become Ready (default 120)
+# shellcheck disable=SC2016 # the scripts run in a node expand their own arguments
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +49,10 @@ in_node() { node=$1; shift; nsenter -t "$(node_pid "$node")" -m -u -i -n -p -- "
 # The pid of the process <launcher> (unshare, nsenter) forks to run <program>, once it runs it.
 forked_child() { # <launcher pid> <program path>
   for _ in $(seq 100); do
-    for child in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+    children=()
+    # no newline at the end of that file: read fills the array and returns 1
+    read -r -a children 2>/dev/null <"/proc/$1/task/$1/children" || true
+    for child in "${children[@]}"; do
       [ "$(readlink "/proc/$child/exe" 2>/dev/null)" != "$2" ] || { echo "$child"; return 0; }
     done
     sleep 0.1
@@ -63,7 +67,7 @@ pause_binary() {
   out=$cache/pause-$sum/pause
   if [ ! -x "$out" ]; then
     mkdir -p "$(dirname "$out")"
-    (cd "$here/pause" && CGO_ENABLED=0 GOFLAGS= go build -trimpath -ldflags "-s -w" -o "$out.tmp" .)
+    (cd "$here/pause" && CGO_ENABLED=0 GOFLAGS='' go build -trimpath -ldflags "-s -w" -o "$out.tmp" .)
     mv "$out.tmp" "$out"
   fi
   echo "$out"
@@ -324,6 +328,7 @@ launch_daemon() { # <node> <daemon> <command...>
   echo "$pid" >"$dir/pids/$node.$daemon"
 }
 
+kubelet_healthy() { in_node "$1" curl -fsS http://127.0.0.1:10248/healthz; }
 containerd_up() { in_node "$1" ctr --address /run/containerd/containerd.sock version; }
 
 start_daemons() {
@@ -439,7 +444,8 @@ restart() {
       await "containerd on $node" containerd_up "$node" ;;
     kubelet)
       launch_daemon "$node" kubelet kubelet --config "$nd/kubelet.yaml" --kubeconfig "$nd/kubelet.kubeconfig" \
-        --hostname-override "$node" --node-ip "$(node_ip "$node")" ;;
+        --hostname-override "$node" --node-ip "$(node_ip "$node")"
+      await "kubelet on $node" kubelet_healthy "$node" ;;
     kube-proxy) launch_daemon "$node" kube-proxy kube-proxy --config "$nd/kube-proxy.yaml" ;;
     *) die "unknown daemon $daemon (kubelet, containerd, kube-proxy)" ;;
   esac
