@@ -10,14 +10,19 @@
 #   bash test/nodes/cluster.sh restart <dir> <node> kubelet|containerd|kube-proxy
 #   bash test/nodes/cluster.sh reboot <dir> <node>      the node's PID 1 killed (every process of the
 #        node with it, its /run gone), then the node started again on its persistent directories.
+#   bash test/nodes/cluster.sh udev <dir>               every node's udev database written again (after
+#        block devices were made): no udevd runs on this machine, and ceph-volume refuses a device
+#        without /run/udev/data/b<major>:<minor>. Each device gets the properties of its kernel
+#        uevent, as udevd would record them before its rules add more.
 #
 # A node is a PID, mount, UTS, IPC and network namespace whose PID 1 is test/nodes/pause. Its
 # /var/lib and /var/log are directories of its own under <dir>/nodes/<node> (kubelet, containerd,
-# and the hostPaths the program renders are per node at their rendered paths), /run is
-# a tmpfs of its own; /tmp (where <dir> may be), /dev, /sys and the cgroup mounts are the machine's. Its eth0 is a veth on the
-# bridge zcn0 (10.250.0.1/24 on this machine; node i is 10.250.0.(10+i)); pods get 10.245.i.0/24.
-# Kubelet pods go under the caller's own memory cgroup, in <it>/zcloud-nodes/<node> of every
-# cgroup v1 hierarchy.
+# and the hostPaths the program renders are per node at their rendered paths), /run is a tmpfs of
+# its own; /tmp (where <dir> may be), /dev, /sys and the cgroup mounts are the machine's, and so is
+# the rest of its root (/lib/modules is made if the machine lacks it, and removed by stop). Its
+# eth0 is a veth on the bridge zcn0 (10.250.0.1/24 on this machine; node i is 10.250.0.(10+i));
+# pods get 10.245.i.0/24. Kubelet pods go under the caller's own memory cgroup, in
+# <it>/zcloud-nodes/<node> of every cgroup v1 hierarchy.
 #
 # Needs on PATH (source the env file test/engine/build-tools.sh prints): the control plane's
 # binaries, kubelet, kube-proxy, containerd, containerd-shim-runc-v2, runc, crane; and nsenter,
@@ -113,6 +118,22 @@ start_bridge() {
   echo "$bridge" >"$dir/bridge"
   ip addr add "$host_ip/24" dev "$bridge"
   ip link set "$bridge" up
+}
+
+# A node's root is this machine's: what a node always has and this machine lacks is made here,
+# recorded, and removed by stop. /lib/modules: kernel modules' directory (this machine's kernel
+# has none); ceph-csi's node plugin mounts it as a hostPath of type Directory.
+host_fixups() {
+  if [ ! -e /lib/modules ]; then
+    mkdir /lib/modules
+    echo /lib/modules >>"$dir/made-dirs"
+  fi
+}
+
+undo_host_fixups() {
+  [ -f "$dir/made-dirs" ] || return 0
+  while read -r made; do rmdir "$made" 2>/dev/null || say "left $made (not empty)"; done <"$dir/made-dirs"
+  rm -f "$dir/made-dirs"
 }
 
 # ---- one node ----------------------------------------------------------------------------------
@@ -345,10 +366,24 @@ node_ready() {
     -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
+# Writes the node's /run/udev/data from the kernel's uevent of every block device.
+write_udev_data() {
+  in_node "$1" sh -c '
+    mkdir -p /run/udev/data
+    for dev in /sys/class/block/*; do
+      uevent=$(cat "$dev/uevent" 2>/dev/null) || continue
+      major=$(printf "%s\n" "$uevent" | sed -n "s/^MAJOR=//p")
+      minor=$(printf "%s\n" "$uevent" | sed -n "s/^MINOR=//p")
+      [ -n "$major" ] && [ -n "$minor" ] || continue
+      printf "%s\n" "$uevent" | sed -n "s/^\(.*=.*\)$/E:\1/p" >"/run/udev/data/b$major:$minor"
+    done'
+}
+
 start_node() {
   start_namespaces "$1"
   start_network "$1"
   make_cgroups "$1"
+  write_udev_data "$1"
   start_daemons "$1"
 }
 
@@ -371,6 +406,7 @@ start() {
   began=$(date +%s)
   sed -n 's/^[0-9]*:memory:\///p' /proc/self/cgroup >"$dir/cgroup-parent"
   start_bridge
+  host_fixups
   ZCLOUD_CONTROLPLANE_ADDRESS=$host_ip bash "$here/../engine/controlplane.sh" start "$dir/cp" >"$dir/logs/controlplane.log"
   ln -sf cp/kubeconfig "$dir/kubeconfig"
   start_registry
@@ -427,6 +463,7 @@ stop() {
   end_pid registry
   [ ! -d "$dir/cp" ] || bash "$here/../engine/controlplane.sh" stop "$dir/cp" >>"$dir/logs/controlplane.log" 2>&1 || true
   remove_cgroups
+  undo_host_fixups
   if [ -f "$dir/bridge" ]; then
     ip link del "$(cat "$dir/bridge")" 2>/dev/null || true
     rm -f "$dir/bridge"
@@ -464,7 +501,7 @@ reboot() {
 }
 
 main() {
-  [ $# -ge 2 ] || die "usage: cluster.sh start|stop|restart|reboot <dir> ..."
+  [ $# -ge 2 ] || die "usage: cluster.sh start|stop|restart|reboot|udev <dir> ..."
   cmd=$1
   mkdir -p "$2"
   dir=$(cd "$2" && pwd)
@@ -474,7 +511,8 @@ main() {
     stop) stop ;;
     restart) [ $# -eq 2 ] || die "usage: cluster.sh restart <dir> <node> kubelet|containerd|kube-proxy"; restart "$@" ;;
     reboot) [ $# -eq 1 ] || die "usage: cluster.sh reboot <dir> <node>"; reboot "$1" ;;
-    *) die "unknown command $cmd (start, stop, restart, reboot)" ;;
+    udev) mapfile -t nodes <"$dir/node-names"; for node in "${nodes[@]}"; do write_udev_data "$node"; done ;;
+    *) die "unknown command $cmd (start, stop, restart, reboot, udev)" ;;
   esac
 }
 

@@ -158,6 +158,12 @@ class RecordingMonitor extends MockMonitor {
     }
 }
 
+/** The ClusterIP a plan gives a Service that sets none (the API server allocates the real one). */
+export function plannedClusterIp(name: string): string {
+    const hash = createHash("sha256").update(name).digest();
+    return `10.96.${hash[0]}.${(hash[1] % 253) + 1}`;
+}
+
 /**
  * Outputs a provider computes, made up deterministically from the resource name so the program's
  * pure functions run on realistic shapes: random ids and bytes, a Service's ClusterIP.
@@ -174,7 +180,7 @@ function computedOutputs(type: string, name: string, inputs: Record<string, any>
             return { base64: bytes.toString("base64"), hex: bytes.toString("hex") };
         }
         case "kubernetes:core/v1:Service":
-            return inputs.spec?.clusterIP ? {} : { spec: { ...inputs.spec, clusterIP: `10.96.${hash[0]}.${(hash[1] % 253) + 1}` } };
+            return inputs.spec?.clusterIP ? {} : { spec: { ...inputs.spec, clusterIP: plannedClusterIp(name) } };
         default:
             return {};
     }
