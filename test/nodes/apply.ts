@@ -20,6 +20,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PlannedResource, PlanRun } from "../helpers/plan";
 import { toManifest } from "../../tools/plan/manifests";
+import { Change, diffPlans } from "../../tools/plan/diff";
 import { plannedClusterIp } from "../../tools/plan/recorder";
 import { NodesCluster } from "./cluster";
 
@@ -202,9 +203,24 @@ export class PlanApplier {
         // components, the stack, providers and random values: nothing to do here
     }
 
-    /** Applies every resource of the plan; throws naming the first that failed. */
-    async apply(plan: PlanRun): Promise<AppliedResource[]> {
+    /** A replaced resource: the Kubernetes object deleted first (it keeps its name), then made again. */
+    private async replaceOne(r: PlannedResource): Promise<void> {
+        const manifest = r.type.startsWith("kubernetes:") ? toManifest({ ...r, inputs: this.inputs(r) }) : undefined;
+        if (manifest) {
+            const meta = manifest.metadata as { name: string; namespace?: string };
+            await this.kubectl(["delete", String(manifest.kind).toLowerCase(), meta.name, ...(meta.namespace ? ["-n", meta.namespace] : []), "--ignore-not-found", "--wait=true"]);
+        }
+        return this.applyOne(r);
+    }
+
+    /**
+     * Runs `step` for every resource of `plan` once all it depends on is done, independent ones at
+     * the same time; as `pulumi up` does, the first failure fails the whole (what runs already is
+     * not waited for).
+     */
+    private async walk(plan: PlanRun, step: (r: PlannedResource) => Promise<boolean>): Promise<AppliedResource[]> {
         this.began = Date.now();
+        this.applied.length = 0;
         const byUrn = new Map(plan.resources.map((r) => [r.urn, r]));
         const done = new Map<string, Promise<void>>();
         const start = (r: PlannedResource): Promise<void> => {
@@ -213,15 +229,43 @@ export class PlanApplier {
                 const deps = r.dependencies.filter((d) => byUrn.has(d));
                 p = Promise.all(deps.map((d) => start(byUrn.get(d)!))).then(async () => {
                     const started = (Date.now() - this.began) / 1000;
-                    await this.applyOne(r);
-                    this.applied.push({ name: r.name, type: r.type, started, done: (Date.now() - this.began) / 1000 });
+                    if (await step(r)) {
+                        this.applied.push({ name: r.name, type: r.type, started, done: (Date.now() - this.began) / 1000 });
+                    }
                 });
                 done.set(r.urn, p);
             }
             return p;
         };
-        // as `pulumi up` does, the first failure fails the update (what runs already is not waited for)
         await Promise.all(plan.resources.map((r) => start(r)));
-        return this.applied;
+        return [...this.applied];
+    }
+
+    /** Applies every resource of the plan (a new stack); throws naming the first that failed. */
+    async apply(plan: PlanRun): Promise<AppliedResource[]> {
+        return this.walk(plan, async (r) => {
+            await this.applyOne(r);
+            return true;
+        });
+    }
+
+    /**
+     * Applies what changed from `before` to `after` (tools/plan/diff.ts, the offline diff): a
+     * created or updated resource is applied (a command runs its `create` again, as the command
+     * provider does without an `update`), a replaced one deleted and made again, an unchanged one
+     * left alone. Deletions are refused here (not needed by the tier yet). Returns what it applied.
+     */
+    async update(before: PlanRun, after: PlanRun): Promise<{ applied: AppliedResource[]; changes: Change[] }> {
+        const changes = diffPlans(before.resources, after.resources);
+        const deletes = changes.filter((c) => c.kind === "delete");
+        if (deletes.length) throw new Error(`update: deletions are not applied here: ${deletes.map((c) => c.resource.name).join(", ")}`);
+        const byUrn = new Map(changes.map((c) => [c.resource.urn, c]));
+        const applied = await this.walk(after, async (r) => {
+            const change = byUrn.get(r.urn);
+            if (!change) return false;
+            await (change.kind === "replace" ? this.replaceOne(r) : this.applyOne(r));
+            return true;
+        });
+        return { applied, changes };
     }
 }

@@ -31,6 +31,8 @@ const CEPH_CSI = new Set(["ceph-csi-cephfs-nodeplugin", "ceph-csi-cephfs-provisi
 
 let cluster: NodesCluster;
 let plan: PlanRun;
+let applier: PlanApplier;
+const devices: Record<string, string[]> = {};
 /** Set once the storage is up: the later tests need it. */
 let applied = false;
 const loops: string[] = [];
@@ -57,7 +59,6 @@ function ceph(args: string): string {
 
 before(async () => {
     cluster = startCluster(NODES, "zcloud-nodes-cephfs-");
-    const devices: Record<string, string[]> = {};
     for (const node of NODES) {
         const file = path.join(cluster.dir, `${node}-osd.img`);
         fs.writeFileSync(file, "");
@@ -77,7 +78,7 @@ after(() => {
 });
 
 test("the planned storage applied in the plan's order comes up as pods on three real nodes", async () => {
-    const applier = new PlanApplier(cluster, {
+    applier = new PlanApplier(cluster, {
         context: CONTEXT,
         nodeByAddress: Object.fromEntries(NODES.map((n, i) => [`10.250.0.${11 + i}`, n])),
         notAwaited: CEPH_CSI,
@@ -145,14 +146,18 @@ test("the monmap names the mon Services' ClusterIPs and the cluster is HEALTH_OK
     assert.equal(health.fsmap.up, 1);
 });
 
-test("a client pod mounts the filesystem with ceph-fuse, writes checksummed files and reads them back", async () => {
-    assert.ok(applied, "the storage was not applied (the first test failed)");
-    const client = {
+/**
+ * A pod of the Ceph image on `node` that mounts the filesystem with ceph-fuse as the CSI user, in
+ * its subvolume group (the only path that user may write), at /mnt/fs, runs `script`, unmounts.
+ */
+function cephClientPod(name: string, node: string, script: string[]): object {
+    const mount = `ceph-fuse -c /etc/ceph/ceph.conf -n client.csi -k /tmp/keyring --client_fs ${FS} -r /volumes/csi /mnt/fs`;
+    return {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: "cephfs-client", namespace: NS },
+        metadata: { name, namespace: NS },
         spec: {
-            nodeName: "zn2",
+            nodeName: node,
             restartPolicy: "Never",
             containers: [
                 {
@@ -163,21 +168,7 @@ test("a client pod mounts the filesystem with ceph-fuse, writes checksummed file
                     command: [
                         "bash",
                         "-c",
-                        [
-                            "set -eu",
-                            'printf "[client.csi]\\n\\tkey = %s\\n" "$KEY" > /tmp/keyring',
-                            "mkdir -p /mnt/fs",
-                            `ceph-fuse -c /etc/ceph/ceph.conf -n client.csi -k /tmp/keyring --client_fs ${FS} -r /volumes/csi /mnt/fs`,
-                            "mkdir -p /mnt/fs/check",
-                            "for i in $(seq 1 20); do head -c 1048576 /dev/urandom > /mnt/fs/check/f$i; done",
-                            "(cd /mnt/fs/check && sha256sum f* > /tmp/written.sum)",
-                            "sync",
-                            "umount /mnt/fs",
-                            `ceph-fuse -c /etc/ceph/ceph.conf -n client.csi -k /tmp/keyring --client_fs ${FS} -r /volumes/csi /mnt/fs`,
-                            "(cd /mnt/fs/check && sha256sum -c /tmp/written.sum) | tail -n 3",
-                            "echo files: $(ls /mnt/fs/check | wc -l)",
-                            "umount /mnt/fs",
-                        ].join("\n"),
+                        ["set -eu", 'printf "[client.csi]\\n\\tkey = %s\\n" "$KEY" > /tmp/keyring', "mkdir -p /mnt/fs", `mount_fs() { ${mount}; }`, "mount_fs", ...script, "umount /mnt/fs"].join("\n"),
                     ],
                     volumeMounts: [
                         { name: "conf", mountPath: "/etc/ceph" },
@@ -191,15 +182,78 @@ test("a client pod mounts the filesystem with ceph-fuse, writes checksummed file
             ],
         },
     };
-    cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify(client)}\nEOF`);
-    const phase = await waitFor("the client pod finished", 240_000, () => {
-        const p = cluster.json(`get pod cephfs-client -n ${NS}`).status.phase;
+}
+
+/** Runs a client pod to its end; returns its log (the pod must succeed). */
+async function runClient(name: string, node: string, script: string[], timeoutMs = 240_000): Promise<string> {
+    cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify(cephClientPod(name, node, script))}\nEOF`);
+    const phase = await waitFor(`the client pod ${name} finished`, timeoutMs, () => {
+        const p = cluster.json(`get pod ${name} -n ${NS}`).status.phase;
         return p === "Succeeded" || p === "Failed" ? p : undefined;
     });
-    const logs = cluster.sh(`kubectl -n ${NS} logs cephfs-client`);
-    console.log(logs.split("\n").map((l) => `# ${l}`).join("\n"));
+    const logs = cluster.sh(`kubectl -n ${NS} logs ${name}`);
     assert.equal(phase, "Succeeded", logs);
+    return logs;
+}
+
+test("a client pod mounts the filesystem with ceph-fuse, writes checksummed files and reads them back", async () => {
+    assert.ok(applied, "the storage was not applied (the first test failed)");
+    const logs = await runClient("cephfs-client", "zn2", [
+        "mkdir -p /mnt/fs/check",
+        "for i in $(seq 1 20); do head -c 1048576 /dev/urandom > /mnt/fs/check/f$i; done",
+        "(cd /mnt/fs/check && sha256sum f* > /tmp/written.sum)",
+        "sync",
+        "umount /mnt/fs",
+        "mount_fs",
+        "(cd /mnt/fs/check && sha256sum -c /tmp/written.sum) | tail -n 3",
+        "echo files: $(ls /mnt/fs/check | wc -l)",
+    ]);
+    console.log(logs.split("\n").filter((l) => !/^20\d\d-/.test(l)).map((l) => `# ${l}`).join("\n"));
     assert.match(logs, /f9: OK/);
     assert.match(logs, /^files: 20$/m);
     assert.doesNotMatch(logs, /FAILED/);
+});
+
+test("every daemon rolls to a new image through the gates, as pods, under a client's writes: nothing lost", async () => {
+    assert.ok(applied, "the storage was not applied (the first test failed)");
+    // the same image under another path of the registry: every daemon's image reference changes
+    cluster.sh(`crane copy --insecure ${registry}/debian-uid/ceph/ceph:v20.2.4 ${registry}/debian-rolled/ceph/ceph:v20.2.4 2>/dev/null`);
+    const rolled = await planYaml(stackYaml(devices, `${registry}/debian-rolled`));
+    assert.equal(rolled.error, undefined, JSON.stringify(rolled.error));
+    const writer = cephClientPod("cephfs-writer", "zn3", [
+        "mkdir -p /mnt/fs/roll",
+        "i=0",
+        "while [ ! -e /mnt/fs/roll/stop ]; do",
+        "  i=$((i + 1))",
+        "  head -c 65536 /dev/urandom > /mnt/fs/roll/w$i",
+        "  (cd /mnt/fs/roll && sha256sum w$i >> sums)",
+        "  echo wrote $i $(date +%s.%N)",
+        "  sleep 0.2",
+        "done",
+    ]);
+    cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify(writer)}\nEOF`);
+    await waitFor("the writer writing", 120_000, () => (/^wrote 3 /m.test(cluster.sh(`kubectl -n ${NS} logs cephfs-writer`)) ? true : undefined));
+    const began = Date.now();
+    const { applied: steps, changes } = await applier.update(plan, rolled);
+    console.log(`# the roll: ${changes.length} changes applied in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    for (const a of steps.filter((x) => /Deployment|DaemonSet|Job|command:local/.test(x.type)).sort((x, y) => x.done - y.done)) {
+        console.log(`#   ${a.done.toFixed(1).padStart(6)} s  ${a.name} (${(a.done - a.started).toFixed(1)} s)`);
+    }
+    // every daemon Deployment runs the new image now, each with one Ready pod
+    const deployments = cluster.json(`get deployments -n ${NS} -l storage.zcloud.io/storage=${FS}`).items as any[];
+    assert.ok(deployments.length >= 10, `${deployments.length} daemon Deployments`);
+    for (const d of deployments) {
+        assert.match(d.spec.template.spec.containers[0].image, /\/debian-rolled\/ceph\/ceph:v20\.2\.4$/, d.metadata.name);
+        assert.equal(d.status.readyReplicas, 1, d.metadata.name);
+    }
+    cluster.sh(`kubectl -n ${NS} exec cephfs-writer -- touch /mnt/fs/roll/stop`);
+    await waitFor("the writer stopped", 120_000, () => (cluster.json(`get pod cephfs-writer -n ${NS}`).status.phase === "Succeeded" ? true : undefined));
+    const writes = [...cluster.sh(`kubectl -n ${NS} logs cephfs-writer`).matchAll(/^wrote (\d+) ([\d.]+)$/gm)].map((m) => ({ n: Number(m[1]), at: Number(m[2]) }));
+    const stall = Math.max(...writes.slice(1).map((w, k) => w.at - writes[k].at));
+    console.log(`# the writer: ${writes.length} files during the roll, longest stall ${stall.toFixed(1)} s`);
+    const check = await runClient("cephfs-reader", "zn1", ["cd /mnt/fs/roll", "echo checked: $(sha256sum -c sums | grep -c ': OK$') of $(wc -l < sums)", "cd /"]);
+    const m = /^checked: (\d+) of (\d+)$/m.exec(check);
+    assert.ok(m, check);
+    assert.equal(Number(m[1]), writes.length, check);
+    assert.equal(Number(m[2]), writes.length, check);
 });

@@ -352,13 +352,25 @@ launch_daemon() { # <node> <daemon> <command...>
 kubelet_healthy() { in_node "$1" curl -fsS http://127.0.0.1:10248/healthz; }
 containerd_up() { in_node "$1" ctr --address /run/containerd/containerd.sock version; }
 
+start_containerd() {
+  launch_daemon "$1" containerd containerd --config "$dir/nodes/$1/containerd.toml"
+  await "containerd on $1" containerd_up "$1"
+}
+
+start_kubelet() {
+  launch_daemon "$1" kubelet kubelet --config "$dir/nodes/$1/kubelet.yaml" \
+    --kubeconfig "$dir/nodes/$1/kubelet.kubeconfig" --hostname-override "$1" --node-ip "$(node_ip "$1")"
+  await "kubelet on $1" kubelet_healthy "$1"
+}
+
+start_kube_proxy() {
+  launch_daemon "$1" kube-proxy kube-proxy --config "$dir/nodes/$1/kube-proxy.yaml"
+}
+
 start_daemons() {
-  node=$1 nd=$dir/nodes/$1
-  launch_daemon "$node" containerd containerd --config "$nd/containerd.toml"
-  await "containerd on $node" containerd_up "$node"
-  launch_daemon "$node" kubelet kubelet --config "$nd/kubelet.yaml" --kubeconfig "$nd/kubelet.kubeconfig" \
-    --hostname-override "$node" --node-ip "$(node_ip "$node")"
-  launch_daemon "$node" kube-proxy kube-proxy --config "$nd/kube-proxy.yaml"
+  start_containerd "$1"
+  start_kubelet "$1"
+  start_kube_proxy "$1"
 }
 
 node_ready() {
@@ -473,19 +485,13 @@ stop() {
 }
 
 restart() {
-  node=$1 daemon=$2 nd=$dir/nodes/$1
-  end_pid "$node.$daemon"
+  node=$1 daemon=$2
   case "$daemon" in
-    containerd)
-      launch_daemon "$node" containerd containerd --config "$nd/containerd.toml"
-      await "containerd on $node" containerd_up "$node" ;;
-    kubelet)
-      launch_daemon "$node" kubelet kubelet --config "$nd/kubelet.yaml" --kubeconfig "$nd/kubelet.kubeconfig" \
-        --hostname-override "$node" --node-ip "$(node_ip "$node")"
-      await "kubelet on $node" kubelet_healthy "$node" ;;
-    kube-proxy) launch_daemon "$node" kube-proxy kube-proxy --config "$nd/kube-proxy.yaml" ;;
+    containerd|kubelet|kube-proxy) ;;
     *) die "unknown daemon $daemon (kubelet, containerd, kube-proxy)" ;;
   esac
+  end_pid "$node.$daemon"
+  "start_$(echo "$daemon" | tr - _)" "$node"
   say "$daemon restarted on $node"
 }
 
