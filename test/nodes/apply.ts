@@ -194,10 +194,7 @@ export class PlanApplier {
         if (r.type.startsWith("kubernetes:") && r.custom && !r.type.startsWith("pulumi:providers:")) {
             return this.applyKubernetes(r, inputs);
         }
-        if (r.type === "command:remote:CopyToRemote") {
-            fs.mkdirSync(path.join(this.cluster.dir, "nodes", this.node(inputs), "var-lib", path.basename(PlanApplier.home)), { recursive: true });
-            return this.copyToNode(inputs);
-        }
+        if (r.type === "command:remote:CopyToRemote") return this.copyToNode(inputs);
         if (r.type === "command:remote:Command") return this.nodeCommand(r, inputs);
         if (r.type === "command:local:Command") return this.localCommand(r, inputs);
         // components, the stack, providers and random values: nothing to do here
