@@ -172,7 +172,7 @@ export class PlanApplier {
         const result = await ok(
             `${r.name} on ${node}`,
             // an SSH session's environment: root's, no KUBECONFIG or test variables
-            run(["nsenter", "-t", pid, "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'cd "$1" && exec /bin/sh -c "$2"', "sh", PlanApplier.home, inputs.create], {
+            run(["nsenter", "-t", pid, "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'mkdir -p "$1" && cd "$1" && exec /bin/sh -c "$2"', "sh", PlanApplier.home, inputs.create], {
                 env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: PlanApplier.home, LANG: "C.UTF-8", ...this.options.nodeEnv },
             }),
         );
