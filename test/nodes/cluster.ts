@@ -46,8 +46,10 @@ export function startCluster(nodes: string[], prefix = "zcloud-nodes-"): NodesCl
         return r.stdout;
     };
     const script = path.join(nodesDir, "cluster.sh");
+    // the nodes' containerd roots hold every image unpacked: a few GB per run, removed with the rest
     const stop = () => {
         sh(`bash "${script}" stop "${dir}"`);
+        fs.rmSync(dir, { recursive: true, force: true });
     };
     try {
         sh(`bash "${script}" start "${dir}" ${nodes.join(" ")}`, 600_000);

@@ -227,6 +227,7 @@ test("stop ends every node and removes the bridge and the nodes' cgroups", () =>
     const pids = pidFiles.map((f) => Number(fs.readFileSync(path.join(cluster.dir, "pids", f), "utf8")));
     const parent = fs.readFileSync(path.join(cluster.dir, "cgroup-parent"), "utf8").trim();
     cluster.stop();
+    assert.equal(fs.existsSync(cluster.dir), false, "the cluster's directory is left");
     stopped = true;
     const alive = pids.filter((pid) => {
         try {
