@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -86,6 +86,18 @@ function decisions(text: string): string[] {
 }
 
 /** Names, sizes, modes and content hashes of every file under dir (mtimes change on reads). */
+/** The distinct `uid:gid` owners of a directory and everything in it. */
+function owners(dir: string): string[] {
+    const seen = new Set<string>();
+    const walk = (p: string) => {
+        const st = fs.lstatSync(p);
+        seen.add(`${st.uid}:${st.gid}`);
+        if (st.isDirectory()) for (const e of fs.readdirSync(p)) walk(path.join(p, e));
+    };
+    walk(dir);
+    return [...seen].sort();
+}
+
 function snapshot(dir: string): string[] {
     const out: string[] = [];
     const walk = (d: string) => {
@@ -207,7 +219,7 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         console.log(`  ${(total / 1000).toFixed(1).padStart(6)} s  total`);
     });
 
-    it("mon init creates the store once, leaves an existing store untouched, refuses another cluster's", async () => {
+    it("mon init creates the store once, leaves an existing store untouched (but hands one of another uid to the ceph user), refuses another cluster's", async () => {
         // What the mon workload renders: the init's --mon is the Service ClusterIP that
         // ceph.conf's mon_host names; the daemon advertises it and binds the pod IP.
         const init = plan.container(`ceph-${FS}-mon-a`, "mon-init");
@@ -232,6 +244,23 @@ describe("ceph tier: one-host cluster from the node scripts", { timeout: 900_000
         const again = ok(await c.container(init));
         assert.deepEqual(decisions(again.stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
         assert.deepEqual(snapshot(store), before);
+
+        // A store written under another uid (an image whose ceph user differs: Debian's 64045,
+        // quay.io's 167) is handed to this image's ceph user; nothing else in it changes.
+        const owner = `${fs.statSync(store).uid}:${fs.statSync(store).gid}`;
+        assert.notEqual(owner, "0:0", "the store belongs to the ceph user");
+        execFileSync("chown", ["-R", "4242:4243", store]);
+        // a hand-over cut short: one file already the ceph user's
+        fs.chownSync(path.join(store, "keyring"), Number(owner.split(":")[0]), Number(owner.split(":")[1]));
+        const reowned = ok(await c.container(init));
+        assert.deepEqual(decisions(reowned.stdout), [
+            `zcloud: mon.a: store at /var/lib/ceph/mon/ceph-a was owned by 4242:4243, not by this image's ceph user (${owner}): handed to it`,
+            "zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched but for its owner",
+        ]);
+        assert.deepEqual(snapshot(store), before);
+        assert.deepEqual(owners(store), [owner]);
+        const unchanged = ok(await c.container(init));
+        assert.deepEqual(decisions(unchanged.stdout), ["zcloud: mon.a: store exists at /var/lib/ceph/mon/ceph-a; left untouched"]);
 
         const otherConf = path.join(c.tmp, "etc", "other.conf");
         c.writeConf(otherConf, "00000000-1111-2222-3333-444444444444");

@@ -1,9 +1,9 @@
 #!/bin/sh
 # ceph-mon-init.sh --id <mon-id> --mon <id>=<addr> [--mon <id>=<addr>]... --initial <id>[,<id>]... [--allow-aes-keys]
 #
-# The init step of one monitor: creates its store only when absent and never touches an
+# The init step of one monitor: creates its store only when absent and never changes an
 # existing one (but for its keyring's mon. key, AES-128 replaced by the Secret's AES-256 key: a
-# rotation). <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
+# rotation; and its owner, when the image's ceph user has another uid). <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
 # address vector such as [v2:10.0.0.5:3300,v1:10.0.0.5:6789]. Every mon of the current config is
 # listed, this one included. --initial names the mons that may start a new cluster (the program
 # renders the first mon in placement order): only they ever get a store with an initial monmap,
@@ -59,8 +59,22 @@ mi_store_state() {
     fi
 }
 
-# mi_check_existing DIR FSID: an existing store is left untouched; one that zcloud created for
-# another cluster (its zcloud-fsid marker differs) is refused, because the mon would not join.
+# mi_match_owner DIR: a store written under another uid or gid than this image's ceph user (an
+# image built elsewhere: Debian's ceph is 64045, quay.io's 167) is handed to that user, whom the
+# daemon runs as; nothing in it is changed. Also completes an earlier hand-over cut short.
+# Returns 1 when nothing was done.
+mi_match_owner() {
+    mi_mo_ids=$(id -u "$ZCLOUD_CEPH_USER" 2>/dev/null):$(id -g "$ZCLOUD_CEPH_USER" 2>/dev/null) || return 1
+    mi_mo_other=$(find "$1" \( ! -user "${mi_mo_ids%:*}" -o ! -group "${mi_mo_ids#*:}" \) -print -quit)
+    [ -n "$mi_mo_other" ] || return 1
+    mi_mo_was=$(stat -c %u:%g -- "$mi_mo_other")
+    zcc_chown "$1"
+    zc_log "mon.$mi_id" "store at $1 was owned by $mi_mo_was, not by this image's $ZCLOUD_CEPH_USER user ($mi_mo_ids): handed to it"
+}
+
+# mi_check_existing DIR FSID: an existing store is left as it is (but for its owner, see
+# mi_match_owner); one that zcloud created for another cluster (its zcloud-fsid marker differs)
+# is refused, because the mon would not join.
 mi_check_existing() {
     if [ -r "$1/zcloud-fsid" ]; then
         IFS= read -r mi_ce_fsid <"$1/zcloud-fsid" || true
@@ -68,11 +82,13 @@ mi_check_existing() {
             zc_die "mon.$mi_id" "store $1 belongs to cluster $mi_ce_fsid, not $2; not touching it"
         fi
     fi
+    mi_ce_but=
+    if mi_match_owner "$1"; then mi_ce_but=" but for its owner"; fi
     if mi_refresh_keyring "$1"; then
         zc_log "mon.$mi_id" "store exists at $1; its keyring's AES-128 mon. key replaced by the Secret's AES-256 one"
         return 0
     fi
-    zc_log "mon.$mi_id" "store exists at $1; left untouched"
+    zc_log "mon.$mi_id" "store exists at $1; left untouched$mi_ce_but"
 }
 
 # mi_refresh_keyring DIR: the store's keyring gets the Secret's mon. key only when it holds an
