@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { mount } from "../k8s/workloads";
+import { storageLabelKey } from "../naming";
 import { CephPods, cephPaths } from "./pods";
 import { cephScriptCommand } from "./scripts";
 
@@ -15,9 +16,9 @@ export interface CephDaemonsArgs {
 export type CephDaemonStarter = (id: string, after: pulumi.Resource[]) => k8s.apps.v1.Deployment;
 
 /**
- * Managers or metadata servers: one Deployment per id, spread over nodes, the daemon's keyring
- * made by an init step (ceph-keyring.sh daemon) into the pod's data emptyDir. The storage starts
- * them one at a time, each after the gate before it (gates.ts).
+ * Managers or metadata servers: one Deployment per id, on the storage's hosts and spread over
+ * them, the daemon's keyring made by an init step (ceph-keyring.sh daemon) into the pod's data
+ * emptyDir. The storage starts them one at a time, each after the gate before it (gates.ts).
  */
 export function cephDaemons(a: CephDaemonsArgs): CephDaemonStarter {
     const { pods, type } = a;
@@ -29,6 +30,9 @@ export function cephDaemons(a: CephDaemonsArgs): CephDaemonStarter {
             component,
             { ...pods.labels(component), [`storage.zcloud.io/${component}`]: id },
             pods.pod([pods.keysVolume(a.keys, ["admin"]), { name: "data", emptyDir: {} }], {
+                // on the storage's own hosts (their node label, as the admin pods), never on a node
+                // of the cluster the config did not give to this storage
+                nodeSelector: { [storageLabelKey("cephfs")]: pods.storage },
                 affinity: {
                     podAntiAffinity: {
                         preferredDuringSchedulingIgnoredDuringExecution: [
