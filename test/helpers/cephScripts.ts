@@ -57,3 +57,14 @@ export function withPrepareLocks(expected: Json, name: string): Json {
     spec.containers[0].volumeMounts.push({ name: "osd-locks", mountPath: osdLockDir });
     return expected;
 }
+
+/**
+ * A mgr's or mds's expected inputs with the storage's node label as its nodeSelector (the
+ * managers and mdss pinned to the storage's hosts: test/plan/ceph-daemons-upgrade.test.ts).
+ * Other workloads are returned as they are.
+ */
+export function onStorageHosts(expected: Json, name: string, storage: string): Json {
+    if (!/-(mgr|mds)-[a-z]$/.test(name) || !expected.spec?.template) return expected;
+    expected.spec.template.spec.nodeSelector = { "storage.zcloud.io/cephfs": storage };
+    return expected;
+}

@@ -83,3 +83,28 @@ export function shrinkScriptMoves(was: PlannedResource[], storage = "shared-fs")
     lines.push(...was.filter((r) => r.type === LABEL_COMMAND && r.name.startsWith(`${storage}-`) && r.name.endsWith("-drain")).map((r) => `update ${LABEL_COMMAND} ${r.name} delete`));
     return lines;
 }
+
+/**
+ * What the two daemon changes after 35cf797 bring to a CephFS storage made since its script sets
+ * had ConfigMaps, as the lines of shrinkScriptMoves: mon-init's owner hand-over (ceph-mon-init.sh
+ * gives a store of another uid to the image's ceph user) moves the mon-init set's ConfigMap and
+ * updates each mon's Deployment in place (its pod template names the new set); the managers and
+ * metadata servers pinned to the storage's hosts update theirs (a nodeSelector); every gate
+ * guarding them (`roll-start`, `mon-<id>`, `mgr-<id>`, the mds handovers and fs-active) takes the
+ * new guard. So the daemons but the OSDs restart once, one at a time through their gates.
+ * test/plan/ceph-daemons-upgrade.test.ts asserts them against the program before them.
+ */
+export function cephDaemonMoves(was: PlannedResource[], storage = "shared-fs", mons = ["a", "b", "c"], mgrs = ["a", "b"], mdss = ["a", "b"]): string[] {
+    const configMap = "kubernetes:core/v1:ConfigMap";
+    const deployment = "kubernetes:apps/v1:Deployment";
+    const now = cephScriptSetName(storage, "ceph-mon-init.sh");
+    const prefix = now.replace(/[0-9a-f]{12}$/, "");
+    const gates = ["roll-start", ...mons.map((id) => `mon-${id}`), ...mgrs.map((id) => `mgr-${id}`), ...mdss.flatMap((id) => [`mds-${id}-handover`, `mds-${id}-active`])];
+    return [
+        `create ${configMap} ${now}`,
+        ...was.filter((r) => r.type === configMap && r.name.startsWith(prefix) && r.name !== now).map((r) => `delete ${configMap} ${r.name}`),
+        ...mons.map((id) => `update ${deployment} ceph-${storage}-mon-${id} spec.template.metadata,spec.template.spec`),
+        ...[...mgrs.map((id) => `mgr-${id}`), ...mdss.map((id) => `mds-${id}`)].map((d) => `update ${deployment} ceph-${storage}-${d} spec.template.spec`),
+        ...gates.map((gate) => `update ${LABEL_COMMAND} ${storage}-gate-${gate} environment.ZCLOUD_GATE_GUARDS`),
+    ];
+}

@@ -18,7 +18,7 @@ import { CephScript, cephLibraryBundle, cephLibraryName, cephScriptBundle, cephS
 import { upgradeDiff } from "../helpers/labelMove";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
-import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
+import { movedToLibrary, onStorageHosts, withPrepareLocks } from "../helpers/cephScripts";
 import { oldProgram, plansBeforeAndNow } from "../helpers/oldProgram";
 import { CONFIG_MAP, DEPLOYMENT, LOCAL, sharedFsConfig } from "../helpers/plan";
 import { plan } from "../helpers/planCli";
@@ -84,7 +84,8 @@ describe(`a stack made by ${beforeLibrary} (each Ceph set with its own copy of t
             const before = was.resources.find((r) => r.name === name)!;
             const after = now.resources.find((r) => r.name === name)!;
             // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
-            assert.deepEqual(after.inputs, withPrepareLocks(movedToLibrary(before.inputs, "shared-fs"), name), name);
+            // (a mgr's and mds's also run on the storage's hosts only: test/plan/ceph-daemons-upgrade.test.ts)
+            assert.deepEqual(after.inputs, onStorageHosts(withPrepareLocks(movedToLibrary(before.inputs, "shared-fs"), name), name, "shared-fs"), name);
         }
         // the OSD's: its set without the library, the library's hash first in the annotation
         const osd = now.resources.find((r) => r.name === "ceph-shared-fs-osd-node6-wwn-0x7")!.inputs as any;

@@ -12,7 +12,7 @@ import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
-import { shrinkScriptMoves, upgradeDiff } from "../helpers/labelMove";
+import { cephDaemonMoves, shrinkScriptMoves, upgradeDiff } from "../helpers/labelMove";
 import { baseConfig } from "../helpers/plan";
 
 /** main before this change: mon-init ran `ceph mon add` before the daemon started. */
@@ -44,16 +44,16 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
         const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
         const oldSet = was.resources.filter(isMonInitSet).map((r) => r.name);
         assert.equal(oldSet.length, 1);
-        assert.deepEqual(
-            said,
-            [
-                `create ${CONFIG_MAP} ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
-                `delete ${CONFIG_MAP} ${oldSet[0]}`,
-                ...mons.map((d) => `update ${DEPLOYMENT} ${d} spec.template.metadata,spec.template.spec`),
-                ...["roll-start", "mon-a", "mon-b", "mon-c"].map((g) => `update ${LOCAL} shared-fs-gate-${g} environment.${gateGuardsEnv}`),
-                ...shrinkScriptMoves(was.resources),
-            ].sort(),
-        );
+        const expected = new Set([
+            `create ${CONFIG_MAP} ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
+            `delete ${CONFIG_MAP} ${oldSet[0]}`,
+            ...mons.map((d) => `update ${DEPLOYMENT} ${d} spec.template.metadata,spec.template.spec`),
+            ...["roll-start", "mon-a", "mon-b", "mon-c"].map((g) => `update ${LOCAL} shared-fs-gate-${g} environment.${gateGuardsEnv}`),
+            ...shrinkScriptMoves(was.resources),
+            // later changes': the same mon lines, and the mgrs and mdss pinned to the storage's hosts
+            ...cephDaemonMoves(was.resources),
+        ]);
+        assert.deepEqual(said, [...expected].sort());
         assert.deepEqual(changes.filter((c) => c.kind === "replace").map((c) => c.resource.name), ["shared-fs-filesystem"], "only the later shrink change's Job replace");
         for (const c of changes.filter((x) => x.kind === "update")) assert.deepEqual(c.replaceBecause, [], c.resource.name);
     });
@@ -80,7 +80,7 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
         assert.match(script(newSet), /the daemon asks the quorum to add it at \$mi_jn_addr"/);
     });
 
-    test("one gated roll of the mons only: the chain the gates had, each mon restarts once behind its gate", () => {
+    test("one gated roll: the chain the gates had, each mon restarts once behind its gate (then the mgrs and mdss, a later change's)", () => {
         const was = plans.before();
         const now = plans.now();
         const names = (rs: PlannedResource[]) => rs.map((r) => r.name);
@@ -96,6 +96,17 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
             "     5. gate    mon-quorum --id b --timeout 600",
             "     6. restart ceph-shared-fs-mon-c",
             "     7. gate    mon-quorum --id c --timeout 600",
+            // the managers and mdss pinned to the storage's hosts (test/plan/ceph-daemons-upgrade.test.ts)
+            "     8. restart ceph-shared-fs-mgr-a",
+            "     9. gate    mgr-available --id a --timeout 600",
+            "    10. restart ceph-shared-fs-mgr-b",
+            "    11. gate    mgr-available --id b --timeout 600",
+            "    12. gate    mds-handover --name a --fs shared-fs --timeout 600",
+            "    13. restart ceph-shared-fs-mds-a",
+            "    14. gate    fs-active --fs shared-fs --name a --timeout 600",
+            "    15. gate    mds-handover --name b --fs shared-fs --timeout 600",
+            "    16. restart ceph-shared-fs-mds-b",
+            "    17. gate    fs-active --fs shared-fs --name b --timeout 600",
         ]);
     });
 });

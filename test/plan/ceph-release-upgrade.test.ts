@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CephScript, cephLibraryName, cephScriptSetName } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
-import { movedToLibrary, withPrepareLocks } from "../helpers/cephScripts";
+import { movedToLibrary, onStorageHosts, withPrepareLocks } from "../helpers/cephScripts";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
 import { PlanRun, sharedFsConfig } from "../helpers/plan";
 
@@ -86,7 +86,8 @@ test(`${baseCommit} -> now: the daemons and admin pods update in place (the imag
             .replace(/("--enableprofiling=false")\]/, c.resource.name === "ceph-csi-cephfs-provisioner" ? '$1,"--setmetadata=true"]' : "$1]");
         // ... and, in the same update, its Ceph sets run after the library (movedToLibrary)
         // (an OSD's also mounts the host's prepare locks: test/plan/ceph-osd-prepare.test.ts)
-        const expected = withPrepareLocks(movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name);
+        // (a mgr's and mds's also run on the storage's hosts only: test/plan/ceph-daemons-upgrade.test.ts)
+        const expected = onStorageHosts(withPrepareLocks(movedToLibrary(JSON.parse(released), "shared-fs"), c.resource.name), c.resource.name, "shared-fs");
         assert.deepEqual(withoutKeyHash(c.resource.inputs), expected, c.resource.name);
         assert.deepEqual(c.resource.replaceOnChanges, was.replaceOnChanges, c.resource.name);
     }
