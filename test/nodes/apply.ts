@@ -44,6 +44,8 @@ export interface AppliedResource {
     /** Seconds from the start of the apply. */
     started: number;
     done: number;
+    /** Set for a resource deleted (gone from the program). */
+    deleted?: true;
 }
 
 interface Result {
@@ -165,26 +167,25 @@ export class PlanApplier {
         fs.copyFileSync(inputs.source.path, target);
     }
 
-    private async nodeCommand(r: PlannedResource, inputs: Record<string, any>): Promise<void> {
-        if (typeof inputs.create !== "string") return;
+    /** Runs `script` (a command's create or delete) in the node the command connects to. */
+    private async nodeCommand(r: PlannedResource, inputs: Record<string, any>, script: unknown): Promise<void> {
+        if (typeof script !== "string") return;
         const node = this.node(inputs);
         const pid = fs.readFileSync(path.join(this.cluster.dir, "pids", `${node}.node`), "utf8").trim();
         const result = await ok(
             `${r.name} on ${node}`,
             // an SSH session's environment: root's, no KUBECONFIG or test variables
-            run(["nsenter", "-t", pid, "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'mkdir -p "$1" && cd "$1" && exec /bin/sh -c "$2"', "sh", PlanApplier.home, inputs.create], {
+            run(["nsenter", "-t", pid, "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'mkdir -p "$1" && cd "$1" && exec /bin/sh -c "$2"', "sh", PlanApplier.home, script], {
                 env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: PlanApplier.home, LANG: "C.UTF-8", ...this.options.nodeEnv },
             }),
         );
         this.log(`${r.name}: ${result.stdout.trim().split("\n").slice(-3).join(" | ")}`);
     }
 
-    private async localCommand(r: PlannedResource, inputs: Record<string, any>): Promise<void> {
-        if (typeof inputs.create !== "string") return;
-        const result = await ok(
-            r.name,
-            run(["/bin/sh", "-c", inputs.create], { env: { ...this.env, ...(inputs.environment ?? {}) }, stdin: inputs.stdin, timeoutMs: 900_000 }),
-        );
+    /** Runs `script` (a command's create or delete) here; stdin reaches create only, as with @pulumi/command. */
+    private async localCommand(r: PlannedResource, inputs: Record<string, any>, script: unknown, stdin?: string): Promise<void> {
+        if (typeof script !== "string") return;
+        const result = await ok(r.name, run(["/bin/sh", "-c", script], { env: { ...this.env, ...(inputs.environment ?? {}) }, stdin, timeoutMs: 900_000 }));
         const said = (result.stdout + result.stderr).trim().split("\n").slice(-2).join(" | ");
         this.log(`${r.name}: ${said}`);
     }
@@ -195,19 +196,68 @@ export class PlanApplier {
             return this.applyKubernetes(r, inputs);
         }
         if (r.type === "command:remote:CopyToRemote") return this.copyToNode(inputs);
-        if (r.type === "command:remote:Command") return this.nodeCommand(r, inputs);
-        if (r.type === "command:local:Command") return this.localCommand(r, inputs);
+        if (r.type === "command:remote:Command") return this.nodeCommand(r, inputs, inputs.create);
+        if (r.type === "command:local:Command") return this.localCommand(r, inputs, inputs.create, inputs.stdin);
         // components, the stack, providers and random values: nothing to do here
+    }
+
+    /** Deletes a Kubernetes object and waits until it is gone, as the provider does. */
+    private async deleteKubernetes(r: PlannedResource): Promise<void> {
+        const manifest = toManifest({ ...r, inputs: this.inputs(r) });
+        if (!manifest) return;
+        const meta = manifest.metadata as { name: string; namespace?: string };
+        await this.kubectl(["delete", String(manifest.kind).toLowerCase(), meta.name, ...(meta.namespace ? ["-n", meta.namespace] : []), "--ignore-not-found", "--wait=true"]);
     }
 
     /** A replaced resource: the Kubernetes object deleted first (it keeps its name), then made again. */
     private async replaceOne(r: PlannedResource): Promise<void> {
-        const manifest = r.type.startsWith("kubernetes:") ? toManifest({ ...r, inputs: this.inputs(r) }) : undefined;
-        if (manifest) {
-            const meta = manifest.metadata as { name: string; namespace?: string };
-            await this.kubectl(["delete", String(manifest.kind).toLowerCase(), meta.name, ...(meta.namespace ? ["-n", meta.namespace] : []), "--ignore-not-found", "--wait=true"]);
-        }
+        if (r.type.startsWith("kubernetes:") && r.custom) await this.deleteKubernetes(r);
         return this.applyOne(r);
+    }
+
+    /** A resource gone from the program, with its inputs as the state holds them (the plan before). */
+    private async deleteOne(r: PlannedResource): Promise<boolean> {
+        if (r.retainOnDelete || !r.custom) return false;
+        const inputs = this.inputs(r);
+        if (r.type.startsWith("kubernetes:")) {
+            await this.deleteKubernetes(r);
+            return true;
+        }
+        // a copied file stays on the node, as @pulumi/command's CopyToRemote leaves it
+        if (r.type === "command:remote:Command") await this.nodeCommand(r, inputs, inputs.delete);
+        else if (r.type === "command:local:Command") await this.localCommand(r, inputs, inputs.delete);
+        else return false;
+        return true;
+    }
+
+    /**
+     * Deletes `gone` as the engine does at the end of an update: each resource once every gone
+     * resource that depends on it or is its child is deleted, independent ones at the same time;
+     * the first failure fails the whole.
+     */
+    private async deleteInOrder(gone: PlannedResource[]): Promise<void> {
+        const byUrn = new Map(gone.map((r) => [r.urn, r]));
+        const dependents = new Map<string, PlannedResource[]>();
+        for (const r of gone) {
+            for (const d of new Set([...r.dependencies, r.parent])) {
+                if (byUrn.has(d)) dependents.set(d, [...(dependents.get(d) ?? []), r]);
+            }
+        }
+        const done = new Map<string, Promise<void>>();
+        const remove = (r: PlannedResource): Promise<void> => {
+            let p = done.get(r.urn);
+            if (!p) {
+                p = Promise.all((dependents.get(r.urn) ?? []).map(remove)).then(async () => {
+                    const started = (Date.now() - this.began) / 1000;
+                    if (await this.deleteOne(r)) {
+                        this.applied.push({ name: r.name, type: r.type, started, done: (Date.now() - this.began) / 1000, deleted: true });
+                    }
+                });
+                done.set(r.urn, p);
+            }
+            return p;
+        };
+        await Promise.all(gone.map(remove));
     }
 
     /**
@@ -250,19 +300,19 @@ export class PlanApplier {
      * Applies what changed from `before` to `after` (tools/plan/diff.ts, the offline diff): a
      * created or updated resource is applied (a command runs its `create` again, as the command
      * provider does without an `update`), a replaced one deleted and made again, an unchanged one
-     * left alone. Deletions are refused here (not needed by the tier yet). Returns what it applied.
+     * left alone; then what `after` no longer has is deleted (deleteInOrder), with the inputs
+     * `before` gave it. Returns what it applied and deleted.
      */
     async update(before: PlanRun, after: PlanRun): Promise<{ applied: AppliedResource[]; changes: Change[] }> {
         const changes = diffPlans(before.resources, after.resources);
-        const deletes = changes.filter((c) => c.kind === "delete");
-        if (deletes.length) throw new Error(`update: deletions are not applied here: ${deletes.map((c) => c.resource.name).join(", ")}`);
         const byUrn = new Map(changes.map((c) => [c.resource.urn, c]));
-        const applied = await this.walk(after, async (r) => {
+        await this.walk(after, async (r) => {
             const change = byUrn.get(r.urn);
             if (!change) return false;
             await (change.kind === "replace" ? this.replaceOne(r) : this.applyOne(r));
             return true;
         });
-        return { applied, changes };
+        await this.deleteInOrder(changes.filter((c) => c.kind === "delete").map((c) => c.resource));
+        return { applied: [...this.applied], changes };
     }
 }

@@ -1,13 +1,21 @@
 /**
  * Nodes tier, CephFS as pods: a three-host CephFS storage planned by the program and applied as
- * `pulumi up` applies it (apply.ts) to three real nodes (cluster.sh), one loop device per node,
- * images from the local registry through the stack's `imageRegistry`. Every workload the program
- * renders becomes real pods: the mons, managers, OSD prepare Jobs, OSDs, mds, the admin DaemonSet
- * and the filesystem Job Running or Succeeded, each gate passing against them; only ceph-csi's
- * pods cannot start (their images cannot be built here), and exactly those. Then the cluster as
- * the pods made it: the monmap names the mon Services' ClusterIPs, `ceph -s` is HEALTH_OK, and a
- * client pod mounts the filesystem with ceph-fuse as the CSI user (in its subvolume group, the
- * only path that user may write), writes checksummed files and reads them back.
+ * `pulumi up` applies it (apply.ts) to real nodes (cluster.sh: four, the fourth joins later), one
+ * loop device per node, images from the local registry through the stack's `imageRegistry`.
+ * Every workload the program renders becomes real pods: the mons, managers, OSD prepare Jobs,
+ * OSDs, mds, the admin DaemonSet and the filesystem Job Running or Succeeded, each gate passing
+ * against them; only ceph-csi's pods cannot start (their images cannot be built here), and exactly
+ * those. Then, on the cluster the pods made:
+ * - the monmap names the mon Services' ClusterIPs, `ceph -s` is HEALTH_OK, and a client pod mounts
+ *   the filesystem with ceph-fuse as the CSI user (in its subvolume group, the only path that user
+ *   may write), writes checksummed files and reads them back, leaving no session behind;
+ * - the gated roll of every daemon to the image with quay.io's uid for the ceph user (the stack
+ *   was made with a Debian-uid copy) under a writer pod: mon stores handed over, no client
+ *   evicted at the mds handover, every file read back;
+ * - a node's containerd and kubelet restarted (same containers), then the node rebooted (its
+ *   daemons back, the same OSD, HEALTH_OK, every file read back);
+ * - a fourth host added (its OSD takes data, nothing else rolls) and removed through the
+ *   program's removal path: drained, purged, zapped, unlabelled, every file read back.
  * Run: node --import tsx --test test/nodes/cephfs.test.ts (root; builds or reuses the tools).
  */
 import { after, before, test } from "node:test";
@@ -20,8 +28,11 @@ import { planYaml, PlanRun } from "../helpers/plan";
 import { cephNames } from "../../components/naming";
 import { NodesCluster, registry, startCluster, waitFor } from "./cluster";
 import { PlanApplier } from "./apply";
+import { Change } from "../../tools/plan/diff";
 
-const NODES = ["zn1", "zn2", "zn3"];
+/** The storage's three hosts; zn4 joins it and leaves it again in the last test. */
+const HOSTS = ["zn1", "zn2", "zn3"];
+const NODES = [...HOSTS, "zn4"];
 const FS = "nodes-fs";
 const NS = "zcloud-storage";
 const CONTEXT = "nodes-tier";
@@ -33,19 +44,26 @@ let cluster: NodesCluster;
 let plan: PlanRun;
 let applier: PlanApplier;
 const devices: Record<string, string[]> = {};
+/** The plan the cluster runs once the roll is done, and how many files the writer wrote then. */
+let current: PlanRun | undefined;
+let rollFiles = 0;
 /** Set once the storage is up: the later tests need it. */
 let applied = false;
 const loops: string[] = [];
 
-function stackYaml(devices: Record<string, string[]>, imageRegistry: string): string {
+const nodeAddress = (node: string) => `10.250.0.${11 + NODES.indexOf(node)}`;
+/** The storage's hosts and their devices: `devices` without the nodes not named. */
+const hostDevices = (hosts: string[]) => Object.fromEntries(hosts.map((h) => [h, devices[h]]));
+
+function stackYaml(hosts: Record<string, string[]>, imageRegistry: string): string {
     return yaml.dump({
         config: {
             "kubernetes:context": CONTEXT,
             "zcloud-storage:ssh": { user: "root", privateKey: { secure: "v1:nodes-tier" } },
-            "zcloud-storage:nodes": Object.fromEntries(NODES.map((n, i) => [n, { address: `10.250.0.${11 + i}` }])),
+            "zcloud-storage:nodes": Object.fromEntries(Object.keys(hosts).map((n) => [n, { address: nodeAddress(n) }])),
             "zcloud-storage:imageRegistry": imageRegistry,
             // AES-256 for the CSI user: HEALTH_OK on Ceph 20 (docs/cephfs.md)
-            "zcloud-storage:cephfs": [{ name: FS, hosts: devices, csiKey: "aes256" }],
+            "zcloud-storage:cephfs": [{ name: FS, hosts, csiKey: "aes256" }],
         },
     });
 }
@@ -55,6 +73,43 @@ function ceph(args: string): string {
     const pod = cluster.sh(`kubectl -n ${NS} get pods -l app.kubernetes.io/component=ceph-admin --field-selector spec.nodeName=zn1 -o jsonpath='{.items[0].metadata.name}'`).trim();
     // client.admin with the key file the Secret mounts, as the storage's scripts call ceph there
     return cluster.sh(`kubectl -n ${NS} exec ${pod} -- sh -c 'exec ceph --name client.admin --keyfile "$ZCLOUD_CEPH_KEYS/admin" "$@"' ceph ${args}`, 120_000);
+}
+
+/** The workload a pod belongs to: its Deployment, DaemonSet or Job. */
+function workloadOf(p: any): string {
+    const ref = p.metadata.ownerReferences?.[0];
+    return ref?.kind === "ReplicaSet" ? ref.name.replace(/-[a-z0-9]+$/, "") : (ref?.name ?? p.metadata.name);
+}
+
+/** A node's OSDs as the cluster knows them: id, uuid (its bluestore's), up, in. */
+function hostOsds(node: string): Array<{ id: number; uuid: string; up: boolean; in: boolean }> {
+    const tree = JSON.parse(ceph("osd tree -f json"));
+    const host = tree.nodes.find((n: any) => n.type === "host" && n.name === node);
+    const dump = JSON.parse(ceph("osd dump -f json"));
+    return (host?.children ?? []).map((id: number) => {
+        const o = dump.osds.find((x: any) => x.osd === id);
+        return { id, uuid: o.uuid, up: o.up === 1, in: o.in === 1 };
+    });
+}
+
+/**
+ * Waits (bounded) until `ceph status` says HEALTH_OK; returns the status. The mons' stores sit on
+ * this machine's one disk: below Ceph's mon_data_avail_warn (30 % free) MON_DISK_LOW is the truth
+ * about that disk, the only check then allowed.
+ */
+async function healthOk(when: string, timeoutMs = 180_000): Promise<any> {
+    const disk = fs.statfsSync(cluster.dir);
+    const freePercent = (disk.bavail / disk.blocks) * 100;
+    const allowed = freePercent < 30 ? ["MON_DISK_LOW"] : [];
+    console.log(`# ${when}: this machine's disk ${freePercent.toFixed(1)} % free; checks allowed besides HEALTH_OK: ${allowed.join(", ") || "none"}`);
+    return waitFor(`HEALTH_OK (${when})`, timeoutMs, () => {
+        const s = JSON.parse(ceph("status -f json"));
+        const checks = Object.keys(s.health.checks ?? {});
+        if (s.health.status !== "HEALTH_OK" && !(checks.length > 0 && checks.every((c) => allowed.includes(c)))) {
+            throw new Error(`${s.health.status}: ${Object.entries(s.health.checks ?? {}).map(([k, v]: [string, any]) => `${k} ${v.summary?.message}`).join("; ")}`);
+        }
+        return s;
+    });
 }
 
 before(async () => {
@@ -68,7 +123,7 @@ before(async () => {
         devices[node] = [loop];
     }
     cluster.sh(`bash "${path.join(__dirname, "cluster.sh")}" udev "${cluster.dir}"`);
-    plan = await planYaml(stackYaml(devices, `${registry}/debian-uid`));
+    plan = await planYaml(stackYaml(hostDevices(HOSTS), `${registry}/debian-uid`));
     assert.equal(plan.error, undefined, JSON.stringify(plan.error));
 });
 
@@ -80,7 +135,7 @@ after(() => {
 test("the planned storage applied in the plan's order comes up as pods on three real nodes", async () => {
     applier = new PlanApplier(cluster, {
         context: CONTEXT,
-        nodeByAddress: Object.fromEntries(NODES.map((n, i) => [`10.250.0.${11 + i}`, n])),
+        nodeByAddress: Object.fromEntries(NODES.map((n) => [nodeAddress(n), n])),
         notAwaited: CEPH_CSI,
         // the tier's OSDs are loop devices, which node scripts take only when the node says so
         nodeEnv: { ZCLOUD_ALLOW_LOOP: "1" },
@@ -95,17 +150,13 @@ test("the planned storage applied in the plan's order comes up as pods on three 
         console.log(`#   ${a.done.toFixed(1).padStart(6)} s  ${a.name} (${(a.done - a.started).toFixed(1)} s)`);
     }
     const pods = cluster.json(`get pods -n ${NS}`).items as any[];
-    const owner = (p: any): string => {
-        const ref = p.metadata.ownerReferences?.[0];
-        return ref?.kind === "ReplicaSet" ? ref.name.replace(/-[a-z0-9]+$/, "") : (ref?.name ?? p.metadata.name);
-    };
     const notUp = pods.filter((p) => !(p.status.phase === "Succeeded" || (p.status.phase === "Running" && p.status.containerStatuses?.every((c: any) => c.ready))));
-    assert.deepEqual([...new Set(notUp.map(owner))].sort(), [...CEPH_CSI].sort(), "the pods not Running/Succeeded are exactly ceph-csi's");
+    assert.deepEqual([...new Set(notUp.map(workloadOf))].sort(), [...CEPH_CSI].sort(), "the pods not Running/Succeeded are exactly ceph-csi's");
     for (const p of notUp) {
         const reasons = (p.status.containerStatuses ?? []).map((c: any) => c.state?.waiting?.reason).filter(Boolean);
         assert.ok(reasons.length > 0 && reasons.every((r: string) => /ImagePull|ErrImagePull/.test(r)), `${p.metadata.name}: ${JSON.stringify(reasons)}`);
     }
-    const up = new Set(pods.filter((p) => !notUp.includes(p)).map(owner));
+    const up = new Set(pods.filter((p) => !notUp.includes(p)).map(workloadOf));
     for (const workload of [
         names.mon("a"),
         names.mon("b"),
@@ -116,8 +167,8 @@ test("the planned storage applied in the plan's order comes up as pods on three 
         names.mds("b"),
         names.admin,
         names.filesystem,
-        ...NODES.map((n, i) => names.osd(n, loops[i])),
-        ...NODES.map((n, i) => names.osdPrepare(n, loops[i])),
+        ...HOSTS.map((n) => names.osd(n, devices[n][0])),
+        ...HOSTS.map((n) => names.osdPrepare(n, devices[n][0])),
     ]) {
         assert.ok(up.has(workload), `${workload} has no Running/Succeeded pod: ${[...up].join(", ")}`);
     }
@@ -134,20 +185,7 @@ test("the monmap names the mon Services' ClusterIPs and the cluster is HEALTH_OK
     for (const [id, ip] of Object.entries(services)) {
         assert.ok(addrs[id]?.every((a: string) => a === ip), `mon ${id}: ${JSON.stringify(addrs[id])} vs Service ${ip}`);
     }
-    // The mons' stores sit on this machine's one disk: below Ceph's mon_data_avail_warn (30 % free)
-    // MON_DISK_LOW is the truth about that disk, the only check then allowed.
-    const disk = fs.statfsSync(cluster.dir);
-    const freePercent = (disk.bavail / disk.blocks) * 100;
-    const allowed = freePercent < 30 ? ["MON_DISK_LOW"] : [];
-    console.log(`# this machine's disk: ${freePercent.toFixed(1)} % free; checks allowed besides HEALTH_OK: ${allowed.join(", ") || "none"}`);
-    const health = await waitFor("HEALTH_OK", 180_000, () => {
-        const s = JSON.parse(ceph("status -f json"));
-        const checks = Object.keys(s.health.checks ?? {});
-        if (s.health.status !== "HEALTH_OK" && !(checks.length > 0 && checks.every((c) => allowed.includes(c)))) {
-            throw new Error(`${s.health.status}: ${Object.entries(s.health.checks ?? {}).map(([k, v]: [string, any]) => `${k} ${v.summary?.message}`).join("; ")}`);
-        }
-        return s;
-    });
+    const health = await healthOk("the new storage");
     assert.equal(health.osdmap.num_up_osds, 3);
     assert.equal(health.osdmap.num_in_osds, 3);
     assert.equal(health.fsmap.up, 1);
@@ -155,7 +193,8 @@ test("the monmap names the mon Services' ClusterIPs and the cluster is HEALTH_OK
 
 /**
  * A pod of the Ceph image on `node` that mounts the filesystem with ceph-fuse as the CSI user, in
- * its subvolume group (the only path that user may write), at /mnt/fs, runs `script`, unmounts.
+ * its subvolume group (the only path that user may write), at /mnt/fs, runs `script`, unmounts and
+ * waits for ceph-fuse to exit (`mount_fs` and `unmount_fs` for the script).
  */
 function cephClientPod(name: string, node: string, script: string[]): object {
     const mount = `ceph-fuse -c /etc/ceph/ceph.conf -n client.csi -k /tmp/keyring --client_fs ${FS} -r /volumes/csi /mnt/fs`;
@@ -175,7 +214,19 @@ function cephClientPod(name: string, node: string, script: string[]): object {
                     command: [
                         "bash",
                         "-c",
-                        ["set -eu", 'printf "[client.csi]\\n\\tkey = %s\\n" "$KEY" > /tmp/keyring', "mkdir -p /mnt/fs", `mount_fs() { ${mount}; }`, "mount_fs", ...script, "umount /mnt/fs"].join("\n"),
+                        [
+                            "set -eu",
+                            'printf "[client.csi]\\n\\tkey = %s\\n" "$KEY" > /tmp/keyring',
+                            "mkdir -p /mnt/fs",
+                            `mount_fs() { ${mount}; }`,
+                            // ceph-fuse closes its MDS session as it exits after the unmount; a pod that
+                            // ended first would leave the session for the next mds to wait out
+                            "fuse_running() { grep -qx ceph-fuse /proc/[0-9]*/comm 2>/dev/null; }",
+                            'unmount_fs() { umount /mnt/fs; n=0; while fuse_running; do n=$((n + 1)); [ "$n" -le 100 ] || { echo "ceph-fuse still running 20 s after the unmount" >&2; exit 1; }; sleep 0.2; done; }',
+                            "mount_fs",
+                            ...script,
+                            "unmount_fs",
+                        ].join("\n"),
                     ],
                     volumeMounts: [
                         { name: "conf", mountPath: "/etc/ceph" },
@@ -210,7 +261,7 @@ test("a client pod mounts the filesystem with ceph-fuse, writes checksummed file
         "for i in $(seq 1 20); do head -c 1048576 /dev/urandom > /mnt/fs/check/f$i; done",
         "(cd /mnt/fs/check && sha256sum f* > /tmp/written.sum)",
         "sync",
-        "umount /mnt/fs",
+        "unmount_fs",
         "mount_fs",
         "(cd /mnt/fs/check && sha256sum -c /tmp/written.sum) | tail -n 3",
         "echo files: $(ls /mnt/fs/check | wc -l)",
@@ -219,13 +270,16 @@ test("a client pod mounts the filesystem with ceph-fuse, writes checksummed file
     assert.match(logs, /f9: OK/);
     assert.match(logs, /^files: 20$/m);
     assert.doesNotMatch(logs, /FAILED/);
+    // both mounts closed their sessions: the MDS holds none of this client's
+    const sessions = JSON.parse(ceph(`tell mds.${FS}:0 session ls -f json`)) as any[];
+    assert.deepEqual(sessions.filter((x) => x.client_metadata?.hostname === "cephfs-client").map((x) => `${x.id} ${x.state}`), []);
 });
 
-test("every daemon rolls to a new image through the gates, as pods, under a client's writes: nothing lost", async () => {
+test("every daemon rolls to quay.io's uid for the ceph user through the gates, as pods, under a client's writes: the mon stores handed over, no client evicted, nothing lost", async () => {
     assert.ok(applied, "the storage was not applied (the first test failed)");
-    // the same image under another path of the registry: every daemon's image reference changes
-    cluster.sh(`crane copy --insecure ${registry}/debian-uid/ceph/ceph:v20.2.4 ${registry}/debian-rolled/ceph/ceph:v20.2.4 2>/dev/null`);
-    const rolled = await planYaml(stackYaml(devices, `${registry}/debian-rolled`));
+    // The same Ceph build as quay.io's image, its ceph user uid 167 where the running one's is
+    // Debian's 64045: every daemon's image changes, and the mon stores change hands.
+    const rolled = await planYaml(stackYaml(hostDevices(HOSTS), registry));
     assert.equal(rolled.error, undefined, JSON.stringify(rolled.error));
     const writer = cephClientPod("cephfs-writer", "zn3", [
         "mkdir -p /mnt/fs/roll",
@@ -250,17 +304,123 @@ test("every daemon rolls to a new image through the gates, as pods, under a clie
     const deployments = cluster.json(`get deployments -n ${NS} -l storage.zcloud.io/storage=${FS}`).items as any[];
     assert.ok(deployments.length >= 10, `${deployments.length} daemon Deployments`);
     for (const d of deployments) {
-        assert.match(d.spec.template.spec.containers[0].image, /\/debian-rolled\/ceph\/ceph:v20\.2\.4$/, d.metadata.name);
+        assert.equal(d.spec.template.spec.containers[0].image, `${registry}/ceph/ceph:v20.2.4`, d.metadata.name);
         assert.equal(d.status.readyReplicas, 1, d.metadata.name);
+    }
+    // each mon's store, written by the ceph user of uid 64045, handed to the new image's (167)
+    for (const id of ["a", "b", "c"]) {
+        const init = cluster.sh(`kubectl -n ${NS} logs deploy/${names.mon(id)} -c mon-init`);
+        assert.match(init, new RegExp(`^zcloud: mon\\.${id}: store at /var/lib/ceph/mon/ceph-${id} was owned by 64045:64045, not by this image's ceph user \\(167:167\\): handed to it$`, "m"), init);
     }
     cluster.sh(`kubectl -n ${NS} exec cephfs-writer -- touch /mnt/fs/roll/stop`);
     await waitFor("the writer stopped", 120_000, () => (cluster.json(`get pod cephfs-writer -n ${NS}`).status.phase === "Succeeded" ? true : undefined));
     const writes = [...cluster.sh(`kubectl -n ${NS} logs cephfs-writer`).matchAll(/^wrote (\d+) ([\d.]+)$/gm)].map((m) => ({ n: Number(m[1]), at: Number(m[2]) }));
     const stall = Math.max(...writes.slice(1).map((w, k) => w.at - writes[k].at));
     console.log(`# the writer: ${writes.length} files during the roll, longest stall ${stall.toFixed(1)} s`);
-    const check = await runClient("cephfs-reader", "zn1", ["cd /mnt/fs/roll", "echo checked: $(sha256sum -c sums | grep -c ': OK$') of $(wc -l < sums)", "cd /"]);
+    // every client reconnected to the mds that took over: none left a session behind that the new
+    // active had to wait out (mds_reconnect_timeout, 45 s) and evict
+    const evicted = ceph("log last 10000 warn cluster").split("\n").filter((l) => /evicting unresponsive client/.test(l));
+    assert.deepEqual(evicted, []);
+    assert.deepEqual(await readBack("cephfs-reader", "zn1"), { ok: writes.length, listed: writes.length });
+    current = rolled;
+    rollFiles = writes.length;
+});
+
+/** The writer's files read back by a client pod `name` on `node`: how many match their sums, of how many listed. */
+async function readBack(name: string, node: string): Promise<{ ok: number; listed: number }> {
+    const check = await runClient(name, node, ["cd /mnt/fs/roll", "echo checked: $(sha256sum -c sums | grep -c ': OK$') of $(wc -l < sums)", "cd /"]);
     const m = /^checked: (\d+) of (\d+)$/m.exec(check);
     assert.ok(m, check);
-    assert.equal(Number(m[1]), writes.length, check);
-    assert.equal(Number(m[2]), writes.length, check);
+    return { ok: Number(m[1]), listed: Number(m[2]) };
+}
+
+/** Running pods of the storage on `node` (ceph-csi's cannot run here), by name: container IDs and restart counts. */
+function runningOn(node: string): Record<string, { containers: string; ready: boolean }> {
+    const pods = (cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${node}`).items as any[]).filter((p) => p.status.phase === "Running" && !CEPH_CSI.has(workloadOf(p)));
+    return Object.fromEntries(
+        pods.map((p) => [
+            p.metadata.name,
+            {
+                containers: (p.status.containerStatuses ?? []).map((c: any) => `${c.name}=${c.containerID}#${c.restartCount}`).join(","),
+                ready: (p.status.containerStatuses ?? []).every((c: any) => c.ready),
+            },
+        ]),
+    );
+}
+
+test("a Ceph node's containerd and kubelet restarted keep its daemons running; the node rebooted runs them again, its OSD with its data", async () => {
+    assert.ok(current, "the roll did not complete");
+    const script = path.join(__dirname, "cluster.sh");
+    const before = runningOn("zn2");
+    const osd = names.osd("zn2", devices.zn2[0]);
+    assert.ok(Object.keys(before).some((n) => n.startsWith(`${osd}-`)), `no OSD pod on zn2: ${Object.keys(before).join(", ")}`);
+    const osds = hostOsds("zn2");
+    assert.equal(osds.length, 1, JSON.stringify(osds));
+    cluster.sh(`bash "${script}" restart "${cluster.dir}" zn2 containerd`);
+    const restartedAt = Date.now();
+    cluster.sh(`bash "${script}" restart "${cluster.dir}" zn2 kubelet`);
+    await waitFor("zn2's node lease renewed by the new kubelet", 60_000, () => {
+        const lease = cluster.json("get lease zn2 -n kube-node-lease");
+        return Date.parse(lease.spec.renewTime) > restartedAt ? true : undefined;
+    });
+    const restarted = await waitFor("zn2's pods Ready after the restarts", 60_000, () => {
+        const now = runningOn("zn2");
+        return Object.values(now).every((p) => p.ready) ? now : undefined;
+    });
+    // the same containers: none was restarted or made again
+    assert.deepEqual(restarted, before);
+
+    const began = Date.now();
+    cluster.sh(`bash "${script}" reboot "${cluster.dir}" zn2`);
+    await waitFor("zn2's pods running again after the reboot, in new containers", 300_000, () => {
+        const now = runningOn("zn2");
+        const back = Object.keys(before).every((n) => now[n]?.ready && now[n].containers !== before[n].containers);
+        return back ? true : undefined;
+    });
+    const podsBack = (Date.now() - began) / 1000;
+    await healthOk("zn2 rebooted", 300_000);
+    console.log(`# zn2 rebooted: its ${Object.keys(before).length} pods Ready again in ${podsBack.toFixed(1)} s, HEALTH_OK after ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    // the same OSD (its bluestore's uuid) up and in: its data kept, not made again
+    assert.deepEqual(hostOsds("zn2"), osds.map((o) => ({ ...o, up: true, in: true })));
+    assert.deepEqual(await readBack("cephfs-reader-reboot", "zn1"), { ok: rollFiles, listed: rollFiles });
+});
+
+test("a fourth host joins the storage and takes data; removed again, its OSD is drained, purged and its disk zapped: nothing lost", async () => {
+    assert.ok(current, "the roll did not complete");
+    const grown = await planYaml(stackYaml(hostDevices(NODES), registry));
+    assert.equal(grown.error, undefined, JSON.stringify(grown.error));
+    const summary = (changes: Change[]) => changes.map((c) => `${c.kind} ${c.resource.name}`).sort();
+
+    let began = Date.now();
+    const joined = await applier.update(current, grown);
+    console.log(`# zn4 joined: ${joined.changes.length} changes in ${((Date.now() - began) / 1000).toFixed(1)} s: ${summary(joined.changes).join(", ")}`);
+    // adding a host rolls nothing: no daemon of the other hosts is updated or replaced
+    const touched = joined.changes.filter((c) => c.kind !== "create" && /Deployment|DaemonSet/.test(c.resource.type));
+    assert.deepEqual(summary(touched), []);
+    const added = hostOsds("zn4");
+    assert.equal(added.length, 1, JSON.stringify(added));
+    assert.ok(added[0].up && added[0].in, JSON.stringify(added));
+    await healthOk("zn4 joined", 300_000);
+    const used = JSON.parse(ceph("osd df -f json")).nodes.find((n: any) => n.id === added[0].id);
+    console.log(`# osd.${added[0].id} on zn4: ${used.pgs} placement groups, ${(used.kb_used_data / 1024).toFixed(1)} MiB of data`);
+    assert.ok(used.pgs > 0, `osd.${added[0].id} holds no placement group`);
+
+    began = Date.now();
+    const left = await applier.update(grown, current);
+    console.log(`# zn4 removed: ${left.changes.length} changes in ${((Date.now() - began) / 1000).toFixed(1)} s: ${summary(left.changes).join(", ")}`);
+    for (const a of left.applied.filter((x) => x.deleted).sort((x, y) => x.done - y.done)) {
+        console.log(`#   ${a.done.toFixed(1).padStart(6)} s  deleted ${a.name} (${(a.done - a.started).toFixed(1)} s)`);
+    }
+    const gone = left.changes.filter((c) => c.kind === "delete").map((c) => c.resource.name);
+    assert.ok(gone.includes(`${FS}-zn4-label`), gone.join(", "));
+    assert.deepEqual(hostOsds("zn4"), []);
+    assert.ok(!JSON.parse(ceph("osd ls -f json")).includes(added[0].id), `osd.${added[0].id} still in the osdmap`);
+    // zapped: no bluestore label left at the start of zn4's device
+    const head = fs.readFileSync(devices.zn4[0]).subarray(0, 4096);
+    assert.ok(!head.toString("latin1").includes("bluestore"), `zn4's device still starts with a bluestore label`);
+    const labels = cluster.json("get node zn4").metadata.labels ?? {};
+    assert.equal(labels["storage.zcloud.io/cephfs"], undefined, JSON.stringify(labels));
+    await waitFor("no pod of the storage left on zn4", 120_000, () => (Object.keys(runningOn("zn4")).length === 0 ? true : undefined));
+    await healthOk("zn4 removed", 300_000);
+    assert.deepEqual(await readBack("cephfs-reader-shrunk", "zn1"), { ok: rollFiles, listed: rollFiles });
 });

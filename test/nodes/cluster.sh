@@ -158,15 +158,22 @@ make_cgroups() {
   done
 }
 
-# Every cgroup under <parent>/zcloud-nodes, deepest first (their processes must be gone).
-remove_cgroups() {
-  [ -f "$dir/cgroup-parent" ] || return 0
+# remove_cgroup_tree <path under each hierarchy>: every cgroup there, deepest first (their
+# processes must be gone; a killed one may take a moment to leave).
+remove_cgroup_tree() {
   for hierarchy in /sys/fs/cgroup/*/; do
-    top=$hierarchy$(cat "$dir/cgroup-parent")/zcloud-nodes
-    [ -d "$top" ] || continue
-    find "$top" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    top=$hierarchy$1
+    for _ in $(seq 20); do
+      [ -d "$top" ] || break
+      find "$top" -depth -type d -exec rmdir {} + 2>/dev/null || sleep 0.1
+    done
     [ ! -d "$top" ] || say "left cgroup $top (processes still in it)"
   done
+}
+
+remove_cgroups() {
+  [ -f "$dir/cgroup-parent" ] || return 0
+  remove_cgroup_tree "$(cat "$dir/cgroup-parent")/zcloud-nodes"
 }
 
 # The files the kubelet's protectKernelDefaults checks, bound over the node's /proc/sys with the
@@ -498,6 +505,8 @@ restart() {
 reboot() {
   node=$1
   end_node "$node"
+  # a machine boots with no cgroups of its old pods (the kubelet's cAdvisor would try each)
+  remove_cgroup_tree "$(node_cgroup "$node")"
   start_node "$node"
   mapfile -t nodes <"$dir/node-names"
   for other in "${nodes[@]}"; do
