@@ -108,3 +108,22 @@ export function cephDaemonMoves(was: PlannedResource[], storage = "shared-fs", m
         ...gates.map((gate) => `update ${LABEL_COMMAND} ${storage}-gate-${gate} environment.ZCLOUD_GATE_GUARDS`),
     ];
 }
+
+/**
+ * The roll `--diff` tells for cephDaemonMoves on a storage with three mons, two mgrs and two mdss
+ * (tools/plan/roll.ts renderRollOrder's step lines): roll-start, each mon behind its quorum gate,
+ * each mgr behind its gate, each mds between its handover and fs-active; no OSD host.
+ */
+export function cephDaemonRollOrder(storage = "shared-fs", timeout = 600): string[] {
+    const steps = [
+        `gate    roll-start --timeout ${timeout}`,
+        ...["a", "b", "c"].flatMap((id) => [`restart ceph-${storage}-mon-${id}`, `gate    mon-quorum --id ${id} --timeout ${timeout}`]),
+        ...["a", "b"].flatMap((id) => [`restart ceph-${storage}-mgr-${id}`, `gate    mgr-available --id ${id} --timeout ${timeout}`]),
+        ...["a", "b"].flatMap((id) => [
+            `gate    mds-handover --name ${id} --fs ${storage} --timeout ${timeout}`,
+            `restart ceph-${storage}-mds-${id}`,
+            `gate    fs-active --fs ${storage} --name ${id} --timeout ${timeout}`,
+        ]),
+    ];
+    return steps.map((s, i) => `${String(i + 1).padStart(6)}. ${s}`);
+}
