@@ -190,14 +190,19 @@ export class PlanApplier {
         this.log(`${r.name}: ${said}`);
     }
 
-    private async applyOne(r: PlannedResource): Promise<void> {
+    /**
+     * Creates or updates one resource. A command runs its `create`, or on an update its `update`
+     * where it has one (else `create` again), as @pulumi/command does; stdin reaches both.
+     */
+    private async applyOne(r: PlannedResource, phase: "create" | "update" = "create"): Promise<void> {
         const inputs = this.inputs(r);
         if (r.type.startsWith("kubernetes:") && r.custom && !r.type.startsWith("pulumi:providers:")) {
             return this.applyKubernetes(r, inputs);
         }
+        const script = phase === "update" && typeof inputs.update === "string" ? inputs.update : inputs.create;
         if (r.type === "command:remote:CopyToRemote") return this.copyToNode(inputs);
-        if (r.type === "command:remote:Command") return this.nodeCommand(r, inputs, inputs.create);
-        if (r.type === "command:local:Command") return this.localCommand(r, inputs, inputs.create, inputs.stdin);
+        if (r.type === "command:remote:Command") return this.nodeCommand(r, inputs, script);
+        if (r.type === "command:local:Command") return this.localCommand(r, inputs, script, inputs.stdin);
         // components, the stack, providers and random values: nothing to do here
     }
 
@@ -298,8 +303,8 @@ export class PlanApplier {
 
     /**
      * Applies what changed from `before` to `after` (tools/plan/diff.ts, the offline diff): a
-     * created or updated resource is applied (a command runs its `create` again, as the command
-     * provider does without an `update`), a replaced one deleted and made again, an unchanged one
+     * created or updated resource is applied (an updated command runs its `update`, or its
+     * `create` again where it has none), a replaced one deleted and made again, an unchanged one
      * left alone; then what `after` no longer has is deleted (deleteInOrder), with the inputs
      * `before` gave it. Returns what it applied and deleted.
      */
@@ -309,7 +314,7 @@ export class PlanApplier {
         await this.walk(after, async (r) => {
             const change = byUrn.get(r.urn);
             if (!change) return false;
-            await (change.kind === "replace" ? this.replaceOne(r) : this.applyOne(r));
+            await (change.kind === "replace" ? this.replaceOne(r) : this.applyOne(r, change.kind === "update" ? "update" : "create"));
             return true;
         });
         await this.deleteInOrder(changes.filter((c) => c.kind === "delete").map((c) => c.resource));

@@ -6,6 +6,7 @@
  * OSDs, mds, the admin DaemonSet and the filesystem Job Running or Succeeded, each gate passing
  * against them; only ceph-csi's pods cannot start (their images cannot be built here), and exactly
  * those. Then, on the cluster the pods made:
+ * - the image holds every program docs/cephfs.md says an image of the release must hold;
  * - the monmap names the mon Services' ClusterIPs, `ceph -s` is HEALTH_OK, and a client pod mounts
  *   the filesystem with ceph-fuse as the CSI user (in its subvolume group, the only path that user
  *   may write), writes checksummed files and reads them back, leaving no session behind;
@@ -27,8 +28,10 @@ import * as yaml from "js-yaml";
 import { planYaml, PlanRun } from "../helpers/plan";
 import { cephNames } from "../../components/naming";
 import { NodesCluster, registry, startCluster, waitFor } from "./cluster";
+import { CephStorage, workloadOf } from "./cephStorage";
 import { PlanApplier } from "./apply";
 import { Change } from "../../tools/plan/diff";
+import { documentedCephImagePrograms } from "../helpers/cephImage";
 
 /** The storage's three hosts; zn4 joins it and leaves it again in the last test. */
 const HOSTS = ["zn1", "zn2", "zn3"];
@@ -41,6 +44,7 @@ const names = cephNames(FS);
 const CEPH_CSI = new Set(["ceph-csi-cephfs-nodeplugin", "ceph-csi-cephfs-provisioner"]);
 
 let cluster: NodesCluster;
+let cephfs: CephStorage;
 let plan: PlanRun;
 let applier: PlanApplier;
 const devices: Record<string, string[]> = {};
@@ -64,56 +68,15 @@ function stackYaml(hosts: Record<string, string[]>, imageRegistry: string): stri
             "zcloud-storage:imageRegistry": imageRegistry,
             // AES-256 for the CSI user: HEALTH_OK on Ceph 20 (docs/cephfs.md)
             "zcloud-storage:cephfs": [{ name: FS, hosts, csiKey: "aes256" }],
+            // rule files and scrape configs in ConfigMaps: the cluster has no Prometheus Operator
+            "zcloud-storage:monitoring": { prometheusOperator: false },
         },
-    });
-}
-
-/** `ceph <args>` in the storage's admin pod on zn1 (as status and the gates reach the cluster). */
-function ceph(args: string): string {
-    const pod = cluster.sh(`kubectl -n ${NS} get pods -l app.kubernetes.io/component=ceph-admin --field-selector spec.nodeName=zn1 -o jsonpath='{.items[0].metadata.name}'`).trim();
-    // client.admin with the key file the Secret mounts, as the storage's scripts call ceph there
-    return cluster.sh(`kubectl -n ${NS} exec ${pod} -- sh -c 'exec ceph --name client.admin --keyfile "$ZCLOUD_CEPH_KEYS/admin" "$@"' ceph ${args}`, 120_000);
-}
-
-/** The workload a pod belongs to: its Deployment, DaemonSet or Job. */
-function workloadOf(p: any): string {
-    const ref = p.metadata.ownerReferences?.[0];
-    return ref?.kind === "ReplicaSet" ? ref.name.replace(/-[a-z0-9]+$/, "") : (ref?.name ?? p.metadata.name);
-}
-
-/** A node's OSDs as the cluster knows them: id, uuid (its bluestore's), up, in. */
-function hostOsds(node: string): Array<{ id: number; uuid: string; up: boolean; in: boolean }> {
-    const tree = JSON.parse(ceph("osd tree -f json"));
-    const host = tree.nodes.find((n: any) => n.type === "host" && n.name === node);
-    const dump = JSON.parse(ceph("osd dump -f json"));
-    return (host?.children ?? []).map((id: number) => {
-        const o = dump.osds.find((x: any) => x.osd === id);
-        return { id, uuid: o.uuid, up: o.up === 1, in: o.in === 1 };
-    });
-}
-
-/**
- * Waits (bounded) until `ceph status` says HEALTH_OK; returns the status. The mons' stores sit on
- * this machine's one disk: below Ceph's mon_data_avail_warn (30 % free) MON_DISK_LOW is the truth
- * about that disk, the only check then allowed.
- */
-async function healthOk(when: string, timeoutMs = 180_000): Promise<any> {
-    const disk = fs.statfsSync(cluster.dir);
-    const freePercent = (disk.bavail / disk.blocks) * 100;
-    const allowed = freePercent < 30 ? ["MON_DISK_LOW"] : [];
-    console.log(`# ${when}: this machine's disk ${freePercent.toFixed(1)} % free; checks allowed besides HEALTH_OK: ${allowed.join(", ") || "none"}`);
-    return waitFor(`HEALTH_OK (${when})`, timeoutMs, () => {
-        const s = JSON.parse(ceph("status -f json"));
-        const checks = Object.keys(s.health.checks ?? {});
-        if (s.health.status !== "HEALTH_OK" && !(checks.length > 0 && checks.every((c) => allowed.includes(c)))) {
-            throw new Error(`${s.health.status}: ${Object.entries(s.health.checks ?? {}).map(([k, v]: [string, any]) => `${k} ${v.summary?.message}`).join("; ")}`);
-        }
-        return s;
     });
 }
 
 before(async () => {
     cluster = startCluster(NODES, "zcloud-nodes-cephfs-");
+    cephfs = new CephStorage(cluster, { storage: FS, namespace: NS, adminNode: "zn1", image: `${registry}/ceph/ceph:v20.2.4`, notRunning: CEPH_CSI });
     for (const node of NODES) {
         const file = path.join(cluster.dir, `${node}-osd.img`);
         fs.writeFileSync(file, "");
@@ -180,83 +143,55 @@ test("the monmap names the mon Services' ClusterIPs and the cluster is HEALTH_OK
     const services = Object.fromEntries(
         ["a", "b", "c"].map((id) => [id, cluster.sh(`kubectl -n ${NS} get service ${names.mon(id)} -o jsonpath='{.spec.clusterIP}'`).trim()]),
     );
-    const monmap = JSON.parse(ceph("mon dump -f json"));
+    const monmap = JSON.parse(cephfs.ceph("mon dump -f json"));
     const addrs = Object.fromEntries(monmap.mons.map((m: any) => [m.name, m.public_addrs.addrvec.map((a: any) => a.addr.split(":")[0])]));
     for (const [id, ip] of Object.entries(services)) {
         assert.ok(addrs[id]?.every((a: string) => a === ip), `mon ${id}: ${JSON.stringify(addrs[id])} vs Service ${ip}`);
     }
-    const health = await healthOk("the new storage");
+    const health = await cephfs.healthOk("the new storage");
     assert.equal(health.osdmap.num_up_osds, 3);
     assert.equal(health.osdmap.num_in_osds, 3);
     assert.equal(health.fsmap.up, 1);
 });
 
-/**
- * A pod of the Ceph image on `node` that mounts the filesystem with ceph-fuse as the CSI user, in
- * its subvolume group (the only path that user may write), at /mnt/fs, runs `script`, unmounts and
- * waits for ceph-fuse to exit (`mount_fs` and `unmount_fs` for the script).
- */
-function cephClientPod(name: string, node: string, script: string[]): object {
-    const mount = `ceph-fuse -c /etc/ceph/ceph.conf -n client.csi -k /tmp/keyring --client_fs ${FS} -r /volumes/csi /mnt/fs`;
-    return {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name, namespace: NS },
-        spec: {
-            nodeName: node,
-            restartPolicy: "Never",
-            containers: [
-                {
-                    name: "client",
-                    image: `${registry}/ceph/ceph:v20.2.4`,
-                    securityContext: { privileged: true },
-                    env: [{ name: "KEY", valueFrom: { secretKeyRef: { name: names.csiSecret, key: "userKey" } } }],
-                    command: [
-                        "bash",
-                        "-c",
-                        [
-                            "set -eu",
-                            'printf "[client.csi]\\n\\tkey = %s\\n" "$KEY" > /tmp/keyring',
-                            "mkdir -p /mnt/fs",
-                            `mount_fs() { ${mount}; }`,
-                            // ceph-fuse closes its MDS session as it exits after the unmount; a pod that
-                            // ended first would leave the session for the next mds to wait out
-                            "fuse_running() { grep -qx ceph-fuse /proc/[0-9]*/comm 2>/dev/null; }",
-                            'unmount_fs() { umount /mnt/fs; n=0; while fuse_running; do n=$((n + 1)); [ "$n" -le 100 ] || { echo "ceph-fuse still running 20 s after the unmount" >&2; exit 1; }; sleep 0.2; done; }',
-                            "mount_fs",
-                            ...script,
-                            "unmount_fs",
-                        ].join("\n"),
-                    ],
-                    volumeMounts: [
-                        { name: "conf", mountPath: "/etc/ceph" },
-                        { name: "fuse", mountPath: "/dev/fuse" },
-                    ],
-                },
-            ],
-            volumes: [
-                { name: "conf", configMap: { name: names.conf } },
-                { name: "fuse", hostPath: { path: "/dev/fuse", type: "CharDevice" } },
-            ],
-        },
-    };
-}
-
-/** Runs a client pod to its end; returns its log (the pod must succeed). */
-async function runClient(name: string, node: string, script: string[], timeoutMs = 240_000): Promise<string> {
-    cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify(cephClientPod(name, node, script))}\nEOF`);
-    const phase = await waitFor(`the client pod ${name} finished`, timeoutMs, () => {
-        const p = cluster.json(`get pod ${name} -n ${NS}`).status.phase;
-        return p === "Succeeded" || p === "Failed" ? p : undefined;
+test("monitoring on: the active manager serves the cluster's metrics on 9283, both managers behind the storage's metrics Service there; the standby's answer recorded", async () => {
+    assert.ok(applied, "the storage was not applied (the first test failed)");
+    const pods = cluster.json(`get pods -n ${NS} -l app.kubernetes.io/component=ceph-mgr`).items as any[];
+    assert.equal(pods.length, 2);
+    const admin = cephfs.adminPod();
+    const get = (ip: string) =>
+        cluster.sh(
+            `kubectl -n ${NS} exec ${admin} -- python3 -c 'import sys, urllib.request\ntry:\n r = urllib.request.urlopen("http://%s:9283/metrics" % sys.argv[1], timeout=10); b = r.read().decode(); print(r.status, len(b), "ceph_health_status" in b)\nexcept Exception as e:\n print("error", type(e).__name__, e)' ${ip}`,
+        ).trim();
+    const byId = Object.fromEntries(pods.map((p) => [p.metadata.labels["storage.zcloud.io/ceph-mgr"], p.status.podIP]));
+    const answers = await waitFor("the active manager serving its metrics on 9283", 120_000, () => {
+        const active = JSON.parse(cephfs.ceph("mgr stat -f json")).active_name as string;
+        const standby = Object.keys(byId).find((id) => id !== active)!;
+        const a = get(byId[active]);
+        if (!/^200 \d+ True$/.test(a)) throw new Error(`active ${active}: ${a}`);
+        return { active, standby, a, b: get(byId[standby]) };
     });
-    const logs = cluster.sh(`kubectl -n ${NS} logs ${name}`);
-    assert.equal(phase, "Succeeded", logs);
-    return logs;
-}
+    // Ceph's StandbyModule answers an empty 200 on a standby; the ceph-mgr of the image built here
+    // (Debian's 20.2.4 on Python 3.14) does not start it (test/nodes/README.md), so that one is printed.
+    console.log(`# mgr ${answers.active} (active): ${answers.a}; mgr ${answers.standby} (standby): ${answers.b}`);
+    // the storage's metrics Service (what the scrape configs name) has both managers behind it on that port
+    const slices = cluster.json(`get endpointslices -n ${NS} -l kubernetes.io/service-name=${names.metrics}`).items as any[];
+    const endpoints = slices.flatMap((e) => e.endpoints.flatMap((x: any) => x.addresses.map((ip: string) => `${ip}:${e.ports[0].port}`)));
+    assert.deepEqual(endpoints.sort(), Object.values(byId).map((ip) => `${ip}:9283`).sort());
+});
+
+test("the Ceph image the pods run holds every program docs/cephfs.md says an image must hold", () => {
+    assert.ok(applied, "the storage was not applied (the first test failed)");
+    const programs = documentedCephImagePrograms();
+    const pod = cephfs.adminPod();
+    const missing = cluster.sh(`kubectl -n ${NS} exec ${pod} -- sh -c 'for p; do command -v "$p" >/dev/null 2>&1 || echo "$p"; done' sh ${programs.join(" ")}`).trim();
+    assert.equal(missing, "", `missing in the image: ${missing}`);
+    assert.ok(programs.length > 30, programs.join(" "));
+});
 
 test("a client pod mounts the filesystem with ceph-fuse, writes checksummed files and reads them back", async () => {
     assert.ok(applied, "the storage was not applied (the first test failed)");
-    const logs = await runClient("cephfs-client", "zn2", [
+    const logs = await cephfs.runClient("cephfs-client", "zn2", [
         "mkdir -p /mnt/fs/check",
         "for i in $(seq 1 20); do head -c 1048576 /dev/urandom > /mnt/fs/check/f$i; done",
         "(cd /mnt/fs/check && sha256sum f* > /tmp/written.sum)",
@@ -271,7 +206,7 @@ test("a client pod mounts the filesystem with ceph-fuse, writes checksummed file
     assert.match(logs, /^files: 20$/m);
     assert.doesNotMatch(logs, /FAILED/);
     // both mounts closed their sessions: the MDS holds none of this client's
-    const sessions = JSON.parse(ceph(`tell mds.${FS}:0 session ls -f json`)) as any[];
+    const sessions = JSON.parse(cephfs.ceph(`tell mds.${FS}:0 session ls -f json`)) as any[];
     assert.deepEqual(sessions.filter((x) => x.client_metadata?.hostname === "cephfs-client").map((x) => `${x.id} ${x.state}`), []);
 });
 
@@ -281,7 +216,7 @@ test("every daemon rolls to quay.io's uid for the ceph user through the gates, a
     // Debian's 64045: every daemon's image changes, and the mon stores change hands.
     const rolled = await planYaml(stackYaml(hostDevices(HOSTS), registry));
     assert.equal(rolled.error, undefined, JSON.stringify(rolled.error));
-    const writer = cephClientPod("cephfs-writer", "zn3", [
+    cephfs.startClient("cephfs-writer", "zn3", [
         "mkdir -p /mnt/fs/roll",
         "i=0",
         "while [ ! -e /mnt/fs/roll/stop ]; do",
@@ -292,7 +227,6 @@ test("every daemon rolls to quay.io's uid for the ceph user through the gates, a
         "  sleep 0.2",
         "done",
     ]);
-    cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify(writer)}\nEOF`);
     await waitFor("the writer writing", 120_000, () => (/^wrote 3 /m.test(cluster.sh(`kubectl -n ${NS} logs cephfs-writer`)) ? true : undefined));
     const began = Date.now();
     const { applied: steps, changes } = await applier.update(plan, rolled);
@@ -319,42 +253,20 @@ test("every daemon rolls to quay.io's uid for the ceph user through the gates, a
     console.log(`# the writer: ${writes.length} files during the roll, longest stall ${stall.toFixed(1)} s`);
     // every client reconnected to the mds that took over: none left a session behind that the new
     // active had to wait out (mds_reconnect_timeout, 45 s) and evict
-    const evicted = ceph("log last 10000 warn cluster").split("\n").filter((l) => /evicting unresponsive client/.test(l));
+    const evicted = cephfs.ceph("log last 10000 warn cluster").split("\n").filter((l) => /evicting unresponsive client/.test(l));
     assert.deepEqual(evicted, []);
-    assert.deepEqual(await readBack("cephfs-reader", "zn1"), { ok: writes.length, listed: writes.length });
+    assert.deepEqual(await cephfs.readBack("cephfs-reader", "zn1", "roll"), { ok: writes.length, listed: writes.length });
     current = rolled;
     rollFiles = writes.length;
 });
 
-/** The writer's files read back by a client pod `name` on `node`: how many match their sums, of how many listed. */
-async function readBack(name: string, node: string): Promise<{ ok: number; listed: number }> {
-    const check = await runClient(name, node, ["cd /mnt/fs/roll", "echo checked: $(sha256sum -c sums | grep -c ': OK$') of $(wc -l < sums)", "cd /"]);
-    const m = /^checked: (\d+) of (\d+)$/m.exec(check);
-    assert.ok(m, check);
-    return { ok: Number(m[1]), listed: Number(m[2]) };
-}
-
-/** Running pods of the storage on `node` (ceph-csi's cannot run here), by name: container IDs and restart counts. */
-function runningOn(node: string): Record<string, { containers: string; ready: boolean }> {
-    const pods = (cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${node}`).items as any[]).filter((p) => p.status.phase === "Running" && !CEPH_CSI.has(workloadOf(p)));
-    return Object.fromEntries(
-        pods.map((p) => [
-            p.metadata.name,
-            {
-                containers: (p.status.containerStatuses ?? []).map((c: any) => `${c.name}=${c.containerID}#${c.restartCount}`).join(","),
-                ready: (p.status.containerStatuses ?? []).every((c: any) => c.ready),
-            },
-        ]),
-    );
-}
-
 test("a Ceph node's containerd and kubelet restarted keep its daemons running; the node rebooted runs them again, its OSD with its data", async () => {
     assert.ok(current, "the roll did not complete");
     const script = path.join(__dirname, "cluster.sh");
-    const before = runningOn("zn2");
+    const before = cephfs.runningOn("zn2");
     const osd = names.osd("zn2", devices.zn2[0]);
     assert.ok(Object.keys(before).some((n) => n.startsWith(`${osd}-`)), `no OSD pod on zn2: ${Object.keys(before).join(", ")}`);
-    const osds = hostOsds("zn2");
+    const osds = cephfs.hostOsds("zn2");
     assert.equal(osds.length, 1, JSON.stringify(osds));
     cluster.sh(`bash "${script}" restart "${cluster.dir}" zn2 containerd`);
     const restartedAt = Date.now();
@@ -364,7 +276,7 @@ test("a Ceph node's containerd and kubelet restarted keep its daemons running; t
         return Date.parse(lease.spec.renewTime) > restartedAt ? true : undefined;
     });
     const restarted = await waitFor("zn2's pods Ready after the restarts", 60_000, () => {
-        const now = runningOn("zn2");
+        const now = cephfs.runningOn("zn2");
         return Object.values(now).every((p) => p.ready) ? now : undefined;
     });
     // the same containers: none was restarted or made again
@@ -373,16 +285,16 @@ test("a Ceph node's containerd and kubelet restarted keep its daemons running; t
     const began = Date.now();
     cluster.sh(`bash "${script}" reboot "${cluster.dir}" zn2`);
     await waitFor("zn2's pods running again after the reboot, in new containers", 300_000, () => {
-        const now = runningOn("zn2");
+        const now = cephfs.runningOn("zn2");
         const back = Object.keys(before).every((n) => now[n]?.ready && now[n].containers !== before[n].containers);
         return back ? true : undefined;
     });
     const podsBack = (Date.now() - began) / 1000;
-    await healthOk("zn2 rebooted", 300_000);
+    await cephfs.healthOk("zn2 rebooted", 300_000);
     console.log(`# zn2 rebooted: its ${Object.keys(before).length} pods Ready again in ${podsBack.toFixed(1)} s, HEALTH_OK after ${((Date.now() - began) / 1000).toFixed(1)} s`);
     // the same OSD (its bluestore's uuid) up and in: its data kept, not made again
-    assert.deepEqual(hostOsds("zn2"), osds.map((o) => ({ ...o, up: true, in: true })));
-    assert.deepEqual(await readBack("cephfs-reader-reboot", "zn1"), { ok: rollFiles, listed: rollFiles });
+    assert.deepEqual(cephfs.hostOsds("zn2"), osds.map((o) => ({ ...o, up: true, in: true })));
+    assert.deepEqual(await cephfs.readBack("cephfs-reader-reboot", "zn1", "roll"), { ok: rollFiles, listed: rollFiles });
 });
 
 test("a fourth host joins the storage and takes data; removed again, its OSD is drained, purged and its disk zapped: nothing lost", async () => {
@@ -397,11 +309,11 @@ test("a fourth host joins the storage and takes data; removed again, its OSD is 
     // adding a host rolls nothing: no daemon of the other hosts is updated or replaced
     const touched = joined.changes.filter((c) => c.kind !== "create" && /Deployment|DaemonSet/.test(c.resource.type));
     assert.deepEqual(summary(touched), []);
-    const added = hostOsds("zn4");
+    const added = cephfs.hostOsds("zn4");
     assert.equal(added.length, 1, JSON.stringify(added));
     assert.ok(added[0].up && added[0].in, JSON.stringify(added));
-    await healthOk("zn4 joined", 300_000);
-    const used = JSON.parse(ceph("osd df -f json")).nodes.find((n: any) => n.id === added[0].id);
+    await cephfs.healthOk("zn4 joined", 300_000);
+    const used = JSON.parse(cephfs.ceph("osd df -f json")).nodes.find((n: any) => n.id === added[0].id);
     console.log(`# osd.${added[0].id} on zn4: ${used.pgs} placement groups, ${(used.kb_used_data / 1024).toFixed(1)} MiB of data`);
     assert.ok(used.pgs > 0, `osd.${added[0].id} holds no placement group`);
 
@@ -413,14 +325,14 @@ test("a fourth host joins the storage and takes data; removed again, its OSD is 
     }
     const gone = left.changes.filter((c) => c.kind === "delete").map((c) => c.resource.name);
     assert.ok(gone.includes(`${FS}-zn4-label`), gone.join(", "));
-    assert.deepEqual(hostOsds("zn4"), []);
-    assert.ok(!JSON.parse(ceph("osd ls -f json")).includes(added[0].id), `osd.${added[0].id} still in the osdmap`);
+    assert.deepEqual(cephfs.hostOsds("zn4"), []);
+    assert.ok(!JSON.parse(cephfs.ceph("osd ls -f json")).includes(added[0].id), `osd.${added[0].id} still in the osdmap`);
     // zapped: no bluestore label left at the start of zn4's device
     const head = fs.readFileSync(devices.zn4[0]).subarray(0, 4096);
     assert.ok(!head.toString("latin1").includes("bluestore"), `zn4's device still starts with a bluestore label`);
     const labels = cluster.json("get node zn4").metadata.labels ?? {};
     assert.equal(labels["storage.zcloud.io/cephfs"], undefined, JSON.stringify(labels));
-    await waitFor("no pod of the storage left on zn4", 120_000, () => (Object.keys(runningOn("zn4")).length === 0 ? true : undefined));
-    await healthOk("zn4 removed", 300_000);
-    assert.deepEqual(await readBack("cephfs-reader-shrunk", "zn1"), { ok: rollFiles, listed: rollFiles });
+    await waitFor("no pod of the storage left on zn4", 120_000, () => (Object.keys(cephfs.runningOn("zn4")).length === 0 ? true : undefined));
+    await cephfs.healthOk("zn4 removed", 300_000);
+    assert.deepEqual(await cephfs.readBack("cephfs-reader-shrunk", "zn1", "roll"), { ok: rollFiles, listed: rollFiles });
 });
