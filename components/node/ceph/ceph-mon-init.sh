@@ -3,7 +3,8 @@
 #
 # The init step of one monitor: creates its store only when absent and never changes an
 # existing one (but for its keyring's mon. key, AES-128 replaced by the Secret's AES-256 key: a
-# rotation; and its owner, when the image's ceph user has another uid). <addr> is a bare IP (the mon's Service ClusterIP; ports 3300/6789) or a full
+# rotation; and its owner, when the image's ceph user has another uid). <addr> is a bare IP
+# (the mon's Service ClusterIP; ports 3300/6789) or a full
 # address vector such as [v2:10.0.0.5:3300,v1:10.0.0.5:6789]. Every mon of the current config is
 # listed, this one included. --initial names the mons that may start a new cluster (the program
 # renders the first mon in placement order): only they ever get a store with an initial monmap,
