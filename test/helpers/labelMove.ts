@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { nodeCommandArgs } from "../../tools/plan/describe";
 import { Change, diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
-import { cephScriptSetName } from "../../components/cephfs/scripts";
+import { ScriptSetScript, cephScriptSetName } from "../../components/cephfs/scripts";
 
 export const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 export const LABEL_COMMAND = "command:local:Command";
@@ -63,6 +63,14 @@ export function upgradeDiff(before: PlannedResource[], after: PlannedResource[])
     return withoutLabelMove(diffPlans(before, after)).filter((c) => !isScriptOnlyUpdate(c) && !isMonLeaveAddition(c));
 }
 
+/** A script set's ConfigMap moved: this program's created, the plan's older ones of that set deleted. */
+function setMoved(was: PlannedResource[], storage: string, script: ScriptSetScript): string[] {
+    const configMap = "kubernetes:core/v1:ConfigMap";
+    const now = cephScriptSetName(storage, script);
+    const prefix = now.replace(/[0-9a-f]{12}$/, "");
+    return [`create ${configMap} ${now}`, ...was.filter((r) => r.type === configMap && r.name.startsWith(prefix) && r.name !== now).map((r) => `delete ${configMap} ${r.name}`)];
+}
+
 /**
  * What the shrink change (ceph-fs.sh's fewer-copies refusal, cephfs-osd-remove.sh's drain lock)
  * brings to a CephFS storage made since its script sets had ConfigMaps, as `<kind> <type> <name>
@@ -72,13 +80,7 @@ export function upgradeDiff(before: PlannedResource[], after: PlannedResource[])
  * against the program before it.
  */
 export function shrinkScriptMoves(was: PlannedResource[], storage = "shared-fs"): string[] {
-    const configMap = "kubernetes:core/v1:ConfigMap";
-    const lines: string[] = [];
-    for (const script of ["ceph-fs.sh", "cephfs-osd-remove.sh"] as const) {
-        const now = cephScriptSetName(storage, script);
-        const prefix = now.replace(/[0-9a-f]{12}$/, "");
-        lines.push(`create ${configMap} ${now}`, ...was.filter((r) => r.type === configMap && r.name.startsWith(prefix) && r.name !== now).map((r) => `delete ${configMap} ${r.name}`));
-    }
+    const lines = [...setMoved(was, storage, "ceph-fs.sh"), ...setMoved(was, storage, "cephfs-osd-remove.sh")];
     lines.push(`replace kubernetes:batch/v1:Job ${storage}-filesystem spec.template.metadata,spec.template.spec`);
     lines.push(...was.filter((r) => r.type === LABEL_COMMAND && r.name.startsWith(`${storage}-`) && r.name.endsWith("-drain")).map((r) => `update ${LABEL_COMMAND} ${r.name} delete`));
     return lines;
@@ -95,14 +97,10 @@ export function shrinkScriptMoves(was: PlannedResource[], storage = "shared-fs")
  * test/plan/ceph-daemons-upgrade.test.ts asserts them against the program before them.
  */
 export function cephDaemonMoves(was: PlannedResource[], storage = "shared-fs", mons = ["a", "b", "c"], mgrs = ["a", "b"], mdss = ["a", "b"]): string[] {
-    const configMap = "kubernetes:core/v1:ConfigMap";
     const deployment = "kubernetes:apps/v1:Deployment";
-    const now = cephScriptSetName(storage, "ceph-mon-init.sh");
-    const prefix = now.replace(/[0-9a-f]{12}$/, "");
     const gates = ["roll-start", ...mons.map((id) => `mon-${id}`), ...mgrs.map((id) => `mgr-${id}`), ...mdss.flatMap((id) => [`mds-${id}-handover`, `mds-${id}-active`])];
     return [
-        `create ${configMap} ${now}`,
-        ...was.filter((r) => r.type === configMap && r.name.startsWith(prefix) && r.name !== now).map((r) => `delete ${configMap} ${r.name}`),
+        ...setMoved(was, storage, "ceph-mon-init.sh"),
         ...mons.map((id) => `update ${deployment} ceph-${storage}-mon-${id} spec.template.metadata,spec.template.spec`),
         ...[...mgrs.map((id) => `mgr-${id}`), ...mdss.map((id) => `mds-${id}`)].map((d) => `update ${deployment} ceph-${storage}-${d} spec.template.spec`),
         ...gates.map((gate) => `update ${LABEL_COMMAND} ${storage}-gate-${gate} environment.ZCLOUD_GATE_GUARDS`),
