@@ -8,8 +8,11 @@
  * - roll-start on a real cluster: passes when healthy; with a mon stopped it refuses naming it;
  * - the OSD gates on their edges: `osd-ok-to-stop` refuses a host while another host's OSD is down
  *   (Ceph's reason, and that noout stays set), roll-start refuses naming the OSD, status reports
- *   the set noout; `osd-up`, started while the host's OSD is still down, waits and passes only
- *   after the OSD is started, up and in, with every PG active; the roll then goes on;
+ *   the set noout; with every pool's min_size at its size (every PG inactive already) ok-to-stop
+ *   waits instead, naming the PGs, and refuses when its bound runs out, or at once when the PGs
+ *   turn active and stopping would make them inactive (the OSD started again); `osd-up`, started
+ *   while the host's OSD is still down, waits and passes only after it is started, up and in,
+ *   with every PG active; the roll then goes on;
  * - a rolling restart of every daemon in the program's order (cephRollSteps: the steps and the
  *   ceph-gate.sh arguments exactly as the gate resources render them), under client I/O (a writer
  *   putting checksummed objects the whole time), every object then read back equal. Measured: time
@@ -95,6 +98,16 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         const r = await c.script("ceph-gate", args, { timeoutMs: (GATE_TIMEOUT + 60) * 1000 });
         // On a failure the daemons' states come with the gate's message (assertions print stdout).
         return r.code === 0 ? r : { ...r, stdout: `${r.stdout}${c.daemonSummary()}\n` };
+    };
+    /** A gate as rendered, started in the background: its exit code, output so far and when it ended. */
+    const gateInBackground = (args: string[]) => {
+        const child = spawn("nsenter", ["-t", String(c.nsTarget), "-m", "-n", "-r", "-w", "--", "/bin/sh", "-c", c.scriptCommand("ceph-gate", args)], { env: c.env(), stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        let doneAt: number | undefined;
+        child.stdout!.on("data", (d) => (out += String(d)));
+        child.stderr!.on("data", (d) => (out += String(d)));
+        const exited = new Promise<number | null>((r) => child.on("close", (code) => { doneAt = Date.now(); r(code); }));
+        return { exited, output: () => out, doneAt: () => doneAt };
     };
     const fsid = () => c.fsid;
     const osdOf = new Map<string, number>(); // OSD workload -> osd id
@@ -304,22 +317,47 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.ok(!("error" in health), JSON.stringify(health));
         assert.deepEqual(health.flags, ["noout"]);
         assert.match(osdFlagAdvice("noout"), /ceph osd unset noout/);
-        // the after-gate, started while osd.0 is down, must wait
+        // A placement group inactive already is no reason to refuse a host: ok-to-stop waits for it
+        // (after a host's OSDs come back a PG can peer once more a moment later; the nodes tier's
+        // roll met one). Here every pool's min_size raised to its size: with osd.0 down every PG
+        // is inactive (peered), so Ceph finds host 1's PGs all inactive already and none that
+        // stopping it would make inactive. Bounded, the gate refuses naming them.
+        const pools = (await c.cephJson<{ pool_name: string; size: number; min_size: number }[]>(["osd", "pool", "ls", "detail"]));
+        for (const p of pools) ok(await c.ceph(["osd", "pool", "set", p.pool_name, "min_size", String(p.size)]));
+        await waitFor("every PG inactive with osd.0 down and min_size = size", 60_000, async () => ((await pgCounts(c)).active === 0 ? true : undefined), 500);
+        const held = await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid(), "--timeout", "4"]);
+        assert.equal(held.code, 1, held.stdout + held.stderr);
+        const inactive = /refused: placement groups ([0-9a-f. ]+) still inactive after 4s \(see ceph health detail\): .*"bad_already_inactive".* Error EBUSY: unsafe to stop osd\(s\) at this time .* - not restarted/.exec(held.stderr);
+        assert.ok(inactive, held.stderr);
+        assert.deepEqual(decisions(held.stdout), [`zcloud: host ${NODES[1]}: waiting up to 4s for placement groups ${inactive[1]}, inactive already (peering?), to be active; stopping this host's OSDs would make no other inactive`]);
+        // the PGs it names: each has a copy on host 1's OSD and is inactive (Ceph's pg map)
+        const onHost1 = new Map((await c.cephJson<{ pg_stats: { pgid: string; state: string }[] }>(["pg", "ls-by-osd", String(o1)])).pg_stats.map((p) => [p.pgid, p.state]));
+        for (const pg of inactive[1].split(" ")) assert.ok(onHost1.has(pg) && !onHost1.get(pg)!.split("+").includes("active"), `${pg}: ${onHost1.get(pg)}`);
+        // ok-to-stop and the after-gate, started while osd.0 is down, must wait. osd.0 started, its
+        // PGs turn active, and Ceph's objection turns: with min_size = size, stopping host 1 would
+        // now make them inactive, so the waiting ok-to-stop refuses at once (a PG active again is
+        // no licence). The pools' min_size then set back, osd-up passes.
         const t0 = Date.now();
-        const child = spawn("nsenter", ["-t", String(c.nsTarget), "-m", "-n", "-r", "-w", "--", "/bin/sh", "-c", c.scriptCommand("ceph-gate", ["osd-up", "--host", NODES[0], "--osds", "1", "--fsid", fsid(), "--timeout", "120"])], { env: c.env(), stdio: ["ignore", "pipe", "pipe"] });
-        let out = "";
-        child.stdout!.on("data", (d) => (out += String(d)));
-        child.stderr!.on("data", (d) => (out += String(d)));
-        const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-        let gateDone: number | undefined;
-        void exited.then(() => (gateDone = Date.now()));
+        const okToStop = gateInBackground(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid(), "--timeout", "120"]);
+        const osdUp = gateInBackground(["osd-up", "--host", NODES[0], "--osds", "1", "--fsid", fsid(), "--timeout", "120"]);
         await new Promise((r) => setTimeout(r, 6000));
-        assert.equal(gateDone, undefined, `osd-up passed while osd.0 was down: ${out}`);
+        assert.equal(okToStop.doneAt(), undefined, `ok-to-stop ended while osd.0 was down: ${okToStop.output()}`);
+        assert.equal(osdUp.doneAt(), undefined, `osd-up passed while osd.0 was down: ${osdUp.output()}`);
         const started = Date.now();
         c.osdDaemon(`osd.${o0}`, w0);
-        assert.equal(await exited, 0, out);
+        assert.equal(await okToStop.exited, 1, okToStop.output());
+        const said = decisions(okToStop.output());
+        // one waiting line per list of PGs Ceph named (fewer as osd.0's PGs peer; EAGAIN while their
+        // states are unknown), then the refusal
+        assert.match(said[0], new RegExp(`^zcloud: host ${NODES[1]}: waiting up to 120s for placement groups ${inactive[1].replaceAll(".", "\\.")}, inactive already`));
+        for (const l of said.slice(0, -1)) assert.match(l, new RegExp(`^zcloud: host ${NODES[1]}: waiting up to 120s for (placement groups [0-9a-f. ]+, inactive already \\(peering\\?\\), to be active; stopping this host's OSDs would make no other inactive|Ceph to answer ok-to-stop \\(EAGAIN\\))$`));
+        assert.match(said.at(-1)!, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd ${o1} would make placement groups inactive: \\{.*"bad_become_inactive":\\[.*\\} Error EBUSY: .* - not restarted${NOOUT}$`));
+        assert.ok(okToStop.doneAt()! > started, "refused only once osd.0 was started");
+        for (const p of pools) ok(await c.ceph(["osd", "pool", "set", p.pool_name, "min_size", String(p.min_size)]));
+        assert.equal(await osdUp.exited, 0, osdUp.output());
+        const gateDone = osdUp.doneAt();
         assert.ok(gateDone! > started, "the gate passed after osd.0 was started");
-        assert.equal(decisions(out).at(-1), `zcloud: host ${NODES[0]}: osd ${o0} up and in, all placement groups active`);
+        assert.equal(decisions(osdUp.output()).at(-1), `zcloud: host ${NODES[0]}: osd ${o0} up and in, all placement groups active`);
         // when it passed, osd.0 is up and in and every PG active (as Ceph says right after)
         const dump = ok(await c.ceph(["osd", "dump"])).stdout;
         assert.match(dump, new RegExp(`^osd\\.${o0} up\\s+in `, "m"));
@@ -328,11 +366,12 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // and whole: osd.0 back in every acting set, so the next host may stop right away (an
         // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
         assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
-        assert.deepEqual(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout), [`zcloud: host ${NODES[1]}: osd ${o1} ok to stop`]);
+        // (a PG that peers once more here, as min_size's change starts a new interval, is waited for)
+        assert.equal(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout).at(-1), `zcloud: host ${NODES[1]}: osd ${o1} ok to stop`);
         // the roll goes on from where it stopped: the next host, then noout unset; the flag is gone
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
         assert.deepEqual(await osdFlags(c), []);
-        figures.push(`osd-up held ${((started - t0) / 1000).toFixed(1)} s while osd.0 was down; passed ${((gateDone! - started) / 1000).toFixed(1)} s after its start`);
+        figures.push(`ok-to-stop with host 1's PGs inactive already (min_size = size): waited ${((started - t0) / 1000).toFixed(1)} s while osd.0 was down (${said.length - 1} waiting line(s)), refused ${((okToStop.doneAt()! - started) / 1000).toFixed(1)} s after its start (its PGs active: stopping host 1 would make them inactive); osd-up held as long, passed ${((gateDone! - started) / 1000).toFixed(1)} s after it`);
     });
 
     it("rolls every daemon in the program's gated order (cephRollSteps) under client I/O; every object reads back equal", async () => {
@@ -524,11 +563,22 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
             return j.data.result;
         };
         // A query's series, bounded: the module restarts its HTTP engine when its config changes
-        // (seen as a daemon restarted), and a failed scrape leaves the series stale until the next
-        const series = (expr: string, what: string) => waitFor(`series of ${what}: ${expr}`, 30_000, async () => {
+        // (seen as a daemon restarted), a failed scrape (2 s bound, on a loaded machine) leaves
+        // the series stale until the next, and a manager failover needs the new active's module
+        // started. A CI run once saw none of ceph_health_detail for 30 s, its cause unrecorded:
+        // 90 s now, and on timeout the targets, the managers and the active's log say why.
+        const series = (expr: string, what: string) => waitFor(`series of ${what}: ${expr}`, 90_000, async () => {
             const r = await query(expr);
             return r.length > 0 ? r : undefined;
-        }, 500);
+        }, 500).catch(async (e: Error) => assert.fail(`${e.message}\n${await scrapeState()}`));
+        /** What Prometheus and Ceph say of the scrape: each target's health and last error, the mgr map, the active's last log lines. */
+        const scrapeState = async () => {
+            const t = JSON.parse((await httpGet(c, `${PROM}/api/v1/targets`)).body) as { data: { activeTargets: { health: string; scrapeUrl: string; lastError: string; lastScrapeDuration: number }[] } };
+            const m = await c.cephJson<{ active_name: string; available: boolean }>(["mgr", "stat"]).catch((x: Error) => ({ error: x.message }));
+            const activeName = "active_name" in m ? m.active_name : "";
+            const log = activeName ? c.daemonLog(`mgr.${activeName}`).split("\n").slice(-15).join("\n") : "";
+            return [...t.data.activeTargets.map((x) => `target ${x.scrapeUrl}: ${x.health} (${x.lastScrapeDuration.toFixed(2)} s) ${x.lastError}`), `mgr stat: ${JSON.stringify(m)}`, `mgr.${activeName} log:\n${log}`].join("\n");
+        };
         const alerts = async () => {
             const j = JSON.parse((await httpGet(c, `${PROM}/api/v1/alerts`)).body) as { data: { alerts: { labels: Record<string, string>; state: string }[] } };
             return j.data.alerts;

@@ -15,6 +15,7 @@ import { nodeCommandArgs } from "../../tools/plan/describe";
 import { Change, diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 import { ScriptSetScript, cephScriptSetName } from "../../components/cephfs/scripts";
+import { isRollGate } from "../../tools/plan/roll";
 
 export const NODE_PATCH = "kubernetes:core/v1:NodePatch";
 export const LABEL_COMMAND = "command:local:Command";
@@ -108,20 +109,56 @@ export function cephDaemonMoves(was: PlannedResource[], storage = "shared-fs", m
 }
 
 /**
- * The roll `--diff` tells for cephDaemonMoves on a storage with three mons, two mgrs and two mdss
- * (tools/plan/roll.ts renderRollOrder's step lines): roll-start, each mon behind its quorum gate,
- * each mgr behind its gate, each mds between its handover and fs-active; no OSD host.
+ * The roll `--diff` tells for cephDaemonMoves and cephGateMoves on the shared-fs storage (three
+ * mons, two mgrs, two mdss, hosts node4, node5 and node6 with 1, 1 and 2 OSDs; tools/plan/roll.ts
+ * renderRollOrder's step lines): roll-start, each mon behind its quorum gate, each mgr behind its
+ * gate, the OSD hosts' gates (none of their OSDs restarts), each mds between its handover and
+ * fs-active. `restarts: false`: cephGateMoves alone, every gate and no restart.
  */
-export function cephDaemonRollOrder(storage = "shared-fs", timeout = 600): string[] {
+export function cephDaemonRollOrder(storage = "shared-fs", timeout = 600, restarts = true): string[] {
+    const restart = (workload: string) => (restarts ? [`restart ${workload}`] : []);
     const steps = [
         `gate    roll-start --timeout ${timeout}`,
-        ...["a", "b", "c"].flatMap((id) => [`restart ceph-${storage}-mon-${id}`, `gate    mon-quorum --id ${id} --timeout ${timeout}`]),
-        ...["a", "b"].flatMap((id) => [`restart ceph-${storage}-mgr-${id}`, `gate    mgr-available --id ${id} --timeout ${timeout}`]),
+        ...["a", "b", "c"].flatMap((id) => [...restart(`ceph-${storage}-mon-${id}`), `gate    mon-quorum --id ${id} --timeout ${timeout}`]),
+        ...["a", "b"].flatMap((id) => [...restart(`ceph-${storage}-mgr-${id}`), `gate    mgr-available --id ${id} --timeout ${timeout}`]),
+        `gate    noout set --timeout ${timeout}`,
+        ...Object.entries({ node4: 1, node5: 1, node6: 2 }).flatMap(([host, osds]) => [`gate    osd-ok-to-stop --host ${host} --timeout ${timeout}`, `gate    osd-up --host ${host} --osds ${osds} --timeout ${timeout}`]),
+        `gate    noout unset --timeout ${timeout}`,
         ...["a", "b"].flatMap((id) => [
             `gate    mds-handover --name ${id} --fs ${storage} --timeout ${timeout}`,
-            `restart ceph-${storage}-mds-${id}`,
+            ...restart(`ceph-${storage}-mds-${id}`),
             `gate    fs-active --fs ${storage} --name ${id} --timeout ${timeout}`,
         ]),
     ];
     return steps.map((s, i) => `${String(i + 1).padStart(6)}. ${s}`);
+}
+
+/**
+ * What the gate script's change after 91b472e (ceph-gate.sh's ok-to-stop waits, bounded, for
+ * placement groups inactive already instead of refusing) brings to a CephFS storage, as the lines
+ * of shrinkScriptMoves: the gate set's ConfigMap moved, and every gate of the storage updated in
+ * its `create` (the set it names): each runs once on the next up, in the roll's order, and no
+ * daemon restarts for it. test/plan/ceph-gate-upgrade.test.ts asserts them.
+ */
+export function cephGateMoves(was: PlannedResource[], storage = "shared-fs"): string[] {
+    const gates = was.filter((r) => isRollGate(r) && r.name.startsWith(`${storage}-gate-`));
+    return [...setMoved(was, storage, "ceph-gate.sh"), ...gates.map((g) => `update ${LABEL_COMMAND} ${g.name} create`)];
+}
+
+/** Change lines (`<kind> <type> <name> [fields]`) with one update line per resource: the fields of its updates joined, sorted, as diffPlans lists them. */
+export function mergedUpdates(lines: string[]): string[] {
+    const updates = new Map<string, Set<string>>();
+    const rest: string[] = [];
+    for (const line of lines) {
+        const [kind, type, name, fields] = line.split(" ");
+        if (kind !== "update") {
+            rest.push(line);
+            continue;
+        }
+        const key = `${type} ${name}`;
+        const set = updates.get(key) ?? new Set<string>();
+        for (const f of (fields ?? "").split(",").filter(Boolean)) set.add(f);
+        updates.set(key, set);
+    }
+    return [...rest, ...[...updates].map(([key, fields]) => `update ${key}${fields.size ? " " + [...fields].sort().join(",") : ""}`)];
 }

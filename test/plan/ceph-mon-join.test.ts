@@ -12,7 +12,7 @@ import { diffPlans } from "../../tools/plan/diff";
 import { PlannedResource } from "../../tools/plan/model";
 import { gateArgs, isRollGate, renderRollOrder, rollChains } from "../../tools/plan/roll";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
-import { cephDaemonMoves, cephDaemonRollOrder, shrinkScriptMoves, upgradeDiff } from "../helpers/labelMove";
+import { cephDaemonMoves, cephDaemonRollOrder, cephGateMoves, mergedUpdates, shrinkScriptMoves, upgradeDiff } from "../helpers/labelMove";
 import { baseConfig } from "../helpers/plan";
 
 /** main before this change: mon-init ran `ceph mon add` before the daemon started. */
@@ -44,7 +44,7 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
         const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields?.length ? " " + c.fields.join(",") : ""}`).sort();
         const oldSet = was.resources.filter(isMonInitSet).map((r) => r.name);
         assert.equal(oldSet.length, 1);
-        const expected = new Set([
+        const expected = new Set(mergedUpdates([
             `create ${CONFIG_MAP} ${cephScriptSetName("shared-fs", "ceph-mon-init.sh")}`,
             `delete ${CONFIG_MAP} ${oldSet[0]}`,
             ...mons.map((d) => `update ${DEPLOYMENT} ${d} spec.template.metadata,spec.template.spec`),
@@ -52,7 +52,9 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
             ...shrinkScriptMoves(was.resources),
             // later changes': the same mon lines, and the mgrs and mdss pinned to the storage's hosts
             ...cephDaemonMoves(was.resources),
-        ]);
+            // and the gate script's (each gate runs once)
+            ...cephGateMoves(was.resources),
+        ]));
         assert.deepEqual(said, [...expected].sort());
         assert.deepEqual(changes.filter((c) => c.kind === "replace").map((c) => c.resource.name), ["shared-fs-filesystem"], "only the later shrink change's Job replace");
         for (const c of changes.filter((x) => x.kind === "update")) assert.deepEqual(c.replaceBecause, [], c.resource.name);
@@ -89,7 +91,8 @@ describe(`a stack made by ${beforeSelfJoin} (mon-init ran \`ceph mon add\`)`, ()
         assert.deepEqual(gates(now.resources), gates(was.resources));
         const order = renderRollOrder(diffPlans(was.resources, now.resources), now.resources).split("\n");
         // the mons' part is this change's; the managers and mdss follow for a later one's pinning to
-        // the storage's hosts (test/plan/ceph-daemons-upgrade.test.ts)
+        // the storage's hosts (test/plan/ceph-daemons-upgrade.test.ts), the OSD hosts' gates for the
+        // gate script's (test/plan/ceph-gate-upgrade.test.ts)
         assert.deepEqual(order.slice(2), cephDaemonRollOrder());
     });
 });

@@ -17,6 +17,7 @@ import { cephRollOrder, guardHash } from "../../components/cephfs/gates";
 import { gateGuardsEnv } from "../../components/cephfs/gates";
 import { cephScriptBundle, cephScriptSetName } from "../../components/cephfs/scripts";
 import { upgradeDiff } from "../helpers/labelMove";
+import { diffPlans } from "../../tools/plan/diff";
 import { renderChanges } from "../../tools/plan/render";
 import { gateArgs, isRollGate, renderRollOrder, rollAdvisories, rollChains } from "../../tools/plan/roll";
 import { renderScriptSetChanges, scriptSetFiles } from "../../tools/plan/scriptSets";
@@ -220,6 +221,20 @@ describe("what runs a gate again: a change of what it guards, nothing else", () 
         );
         const changes = upgradeDiff(run.resources, grown.resources);
         assert.deepEqual(changes.filter((c) => c.resource.type === DEPLOYMENT).map((c) => `${c.kind} ${c.resource.name}`), ["create ceph-shared-fs-osd-node4-wwn-0x8"]);
+        // --diff tells those gates, in their order, as gates that run with no restart
+        assert.deepEqual(renderRollOrder(changes, grown.resources).split("\n"), [
+            "Ceph health gates run again, in this order, with no daemon restart (each acts as in a roll: noout set and unset set and clear the flag, an mds handover fails its MDS over to the standby when it holds a rank, a pause of a few seconds for clients):",
+            "  shared-fs:",
+            "     1. gate    roll-start --timeout 600",
+            "     2. gate    noout set --timeout 600",
+            "     3. gate    osd-ok-to-stop --host node4 --timeout 600",
+            "     4. gate    osd-up --host node4 --osds 2 --timeout 600",
+            "     5. gate    noout unset --timeout 600",
+        ]);
+    });
+
+    test("a new storage: its gates run as it is created, and --diff tells no roll", () => {
+        assert.equal(renderRollOrder(diffPlans([], run.resources), run.resources), "");
     });
 });
 

@@ -16,7 +16,7 @@ import { monLeaveRefusals, replicaRefusals } from "../../tools/plan/cephShrink";
 import { CONFIG_MAP, DAEMON_SET, DEPLOYMENT, LOCAL, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { plan as planCli } from "../helpers/planCli";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
-import { cephDaemonMoves, isMonLeaveAddition, shrinkScriptMoves, withoutLabelMove } from "../helpers/labelMove";
+import { cephDaemonMoves, cephGateMoves, isMonLeaveAddition, mergedUpdates, shrinkScriptMoves, withoutLabelMove } from "../helpers/labelMove";
 import { cephScriptSetName } from "../../components/cephfs/scripts";
 
 const nodes = nodesThrough(6);
@@ -149,6 +149,7 @@ describe("CephFS shrink: mons leave the monmap, drains run first, fewer copies o
         const now = existing.now();
         const changes = withoutLabelMove(diffPlans(was.resources, now.resources));
         const said = changes.map((c) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields.length ? " " + c.fields.join(",") : ""}`).sort();
+        const later = mergedUpdates([...cephDaemonMoves(was.resources), ...cephGateMoves(was.resources)]);
         assert.deepEqual(
             said,
             [
@@ -157,12 +158,13 @@ describe("CephFS shrink: mons leave the monmap, drains run first, fewer copies o
                 `create ${CONFIG_MAP} ${cephScriptSetName("shared-fs", "ceph-mon-remove.sh")}`,
                 `create ${CONFIG_MAP} ${cephScriptSetName("shared-fs", "cephfs-mon-remove.sh")}`,
                 ...shrinkScriptMoves(was.resources),
-                // later changes': mon-init's owner hand-over and the mgrs and mdss pinned to the hosts roll those daemons once (test/plan/ceph-daemons-upgrade.test.ts)
-                ...cephDaemonMoves(was.resources),
+                // later changes': mon-init's owner hand-over and the mgrs and mdss pinned to the hosts roll those daemons once (test/plan/ceph-daemons-upgrade.test.ts);
+                // the gate script's runs each gate once (test/plan/ceph-gate-upgrade.test.ts)
+                ...later,
             ].sort(),
         );
         assert.equal(changes.filter(isMonLeaveAddition).length, 4);
-        const daemons = new Set(cephDaemonMoves(was.resources));
+        const daemons = new Set(later);
         const shrinks = said.filter((l) => !daemons.has(l));
         assert.equal(shrinks.filter((l) => l.startsWith("delete ")).length, 2, "only the two moved sets' old ConfigMaps");
         assert.equal(shrinks.filter((l) => / kubernetes:apps\/v1:(Deployment|DaemonSet) /.test(l)).length, 0, "no daemon rolls");

@@ -17,7 +17,7 @@ import { outFiles } from "../../tools/plan/outDir";
 import { prometheusFiles } from "../../tools/plan/prometheusFiles";
 import { CONFIG_MAP, DAEMON_SET, DEPLOYMENT, JOB, PlanRun, PlannedResource, baseConfig, nodesThrough, planValues, resourceNamed, resourcesOfType } from "../helpers/plan";
 import { plansBeforeAndNow } from "../helpers/oldProgram";
-import { cephDaemonMoves } from "../helpers/labelMove";
+import { cephDaemonMoves, cephGateMoves, mergedUpdates } from "../helpers/labelMove";
 
 const SERVICE = "kubernetes:core/v1:Service";
 const SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor";
@@ -287,8 +287,8 @@ describe("monitoring: --out writes the files a Prometheus loads", () => {
 });
 
 describe("monitoring: existing stacks", () => {
-    test("off: the plan of a stack made before monitoring is unchanged (but for a later change to the Ceph daemons)", () => {
-        const later = new Set(cephDaemonMoves(existing.before().resources));
+    test("off: the plan of a stack made before monitoring is unchanged (but for later changes to the Ceph daemons and gates)", () => {
+        const later = new Set(mergedUpdates([...cephDaemonMoves(existing.before().resources), ...cephGateMoves(existing.before().resources)]));
         const changes = diffPlans(existing.before().resources, existing.now().resources);
         const line = (c: (typeof changes)[number]) => `${c.kind} ${c.resource.type} ${c.resource.name}${c.fields.length ? " " + c.fields.join(",") : ""}`;
         assert.deepEqual(changes.map(line).filter((l) => !later.has(l)), []);

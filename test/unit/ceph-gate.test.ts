@@ -77,7 +77,7 @@ function standInCeph(okToStop: string[], fsDump: object = {}, quorum: object = {
     "osd ok-to-stop 0 1")
         a=$(grep -c 'ok-to-stop' "${dir}/calls")
         line=$(sed -n "\${a}p" "${dir}/answers"); [ -n "$line" ] || line=$(tail -n 1 "${dir}/answers")
-        echo "\${line#*|}" >&2
+        printf '%b\\n' "\${line#*|}" >&2
         exit "\${line%%|*}" ;;`,
     );
     return {
@@ -109,6 +109,51 @@ describe("ceph-gate.sh osd-ok-to-stop: EAGAIN is asked again within the bound, a
         assert.equal(r.code, 1);
         assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: Error EBUSY: unsafe to stop osd\(s\) at this time \(12 PGs are or would become offline\) - not restarted\n$/);
         assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 1);
+        c.cleanup();
+    });
+
+    // Ceph's answer when a placement group is inactive (peering) as the gate asks: the report on
+    // stdout, one line of JSON, then the error (Ceph 20.2.4, the nodes tier's roll)
+    const busy = (report: object) => `16|${JSON.stringify({ ok_to_stop: false, ok_to_upgrade: false, osds: [0, 1], num_ok_pgs: 42, ...report })}\\nError EBUSY: unsafe to stop osd(s) at this time (1 PGs are or would become offline)`;
+    const alreadyInactive = busy({ num_not_ok_pgs: 1, bad_already_inactive: ["3.1f"] });
+
+    test("EBUSY only for placement groups inactive already (peering), none that stopping makes inactive: asked again, passes once Ceph says yes", async () => {
+        const c = standInCeph([alreadyInactive, alreadyInactive, "0|"]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(
+            r.stdout,
+            "zcloud: host n1: waiting up to 600s for placement groups 3.1f, inactive already (peering?), to be active; stopping this host's OSDs would make no other inactive\nzcloud: host n1: osd 0,1 ok to stop\n",
+        );
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 3);
+        c.cleanup();
+    });
+
+    test("EBUSY for a placement group stopping would make inactive, besides one inactive already: refused at once, asked once", async () => {
+        const c = standInCeph([busy({ num_not_ok_pgs: 2, bad_already_inactive: ["3.1f"], bad_become_inactive: ["2.7"] })]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: \{.*"bad_become_inactive":\["2\.7"\]\} Error EBUSY: .* - not restarted\n$/);
+        assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 1);
+        c.cleanup();
+    });
+
+    test("a report Ceph could not draw a conclusion from (ambiguous placement groups) or one the gate cannot read: refused at once", async () => {
+        for (const answer of [busy({ num_not_ok_pgs: 1, bad_already_inactive: ["3.1f"], ambiguous_pgs: ["3.2"] }), "16|{not json\\nError EBUSY: unsafe to stop osd(s) at this time (1 PGs are or would become offline)"]) {
+            const c = standInCeph([answer]);
+            const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid], c.env);
+            assert.equal(r.code, 1, answer);
+            assert.match(r.stderr, /host n1: refused: stopping osd 0,1 would make placement groups inactive: /, answer);
+            assert.equal(c.calls().filter((l) => l === "osd ok-to-stop 0 1").length, 1, answer);
+            c.cleanup();
+        }
+    });
+
+    test("placement groups inactive already until the bound runs out: refused, naming them, with Ceph's answer", async () => {
+        const c = standInCeph([alreadyInactive]);
+        const r = await gateWith(["osd-ok-to-stop", "--host", "n1", ...fsid, "--timeout", "0"], c.env);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, /host n1: refused: placement groups 3\.1f still inactive after 0s \(see ceph health detail\): \{.*"bad_already_inactive":\["3\.1f"\]\} Error EBUSY: unsafe to stop osd\(s\) at this time \(1 PGs are or would become offline\) - not restarted\n$/);
         c.cleanup();
     });
 

@@ -78,22 +78,31 @@ export function rollChains(resources: PlannedResource[]): Map<string, PlannedRes
 
 /**
  * What `--diff` adds under the changes when Ceph daemons restart: per storage, the restarts and
- * the gates that run, numbered in the order `pulumi up` runs them. Empty when none does.
+ * the gates that run, numbered in the order `pulumi up` runs them. A storage whose gates run
+ * again with no restart (a change of the gate script alone) gets its own block: the gates act too
+ * (noout set and cleared, each mds handover moves an active rank to its standby). Empty when
+ * neither.
  */
 export function renderRollOrder(changes: Change[], resources: PlannedResource[]): string {
     const changed = new Map(changes.filter((c) => c.kind !== "delete").map((c) => [c.resource.urn, c.kind]));
-    const parts: string[] = [];
+    const restarts: string[] = [];
+    const gatesOnly: string[] = [];
     for (const [storage, chain] of rollChains(resources)) {
         const steps = chain.filter((r) => changed.has(r.urn) && (isRollGate(r) || changed.get(r.urn) !== "create"));
-        if (!steps.some((r) => !isRollGate(r))) {
+        const restarting = steps.some((r) => !isRollGate(r));
+        // gates only created (a new storage, or its gates' first up) check nothing worth telling
+        if (!restarting && !steps.some((r) => changed.get(r.urn) !== "create")) {
             continue;
         }
-        parts.push(
+        (restarting ? restarts : gatesOnly).push(
             `  ${storage}:`,
             ...steps.map((r, i) => `    ${String(i + 1).padStart(2)}. ${isRollGate(r) ? `gate    ${gateArgs(r).replace(/ --fsid \S+/, "")}` : `restart ${r.name}`}`),
         );
     }
-    return parts.length ? ["Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):", ...parts].join("\n") : "";
+    return [
+        ...(restarts.length ? ["Ceph daemons restart one at a time, in this order (each gate waits, bounded, for the cluster's health):", ...restarts] : []),
+        ...(gatesOnly.length ? ["Ceph health gates run again, in this order, with no daemon restart (each acts as in a roll: noout set and unset set and clear the flag, an mds handover fails its MDS over to the standby when it holds a rank, a pause of a few seconds for clients):", ...gatesOnly] : []),
+    ].join("\n");
 }
 
 /**

@@ -20,7 +20,9 @@
 #   Refuses, with Ceph's reason, when stopping every OSD of that CRUSH host would leave some
 #   placement group inactive (`ceph osd ok-to-stop`). A host without OSDs: nothing to check.
 #   While Ceph answers EAGAIN (no placement group stats yet, e.g. right after a manager
-#   restart) it asks again, bounded by --timeout; that bound running out refuses the same way.
+#   restart), or EBUSY only for placement groups inactive already (peering for a moment, as
+#   after the previous host's OSDs came back) and none that stopping would make inactive, it
+#   asks again, bounded by --timeout; that bound running out refuses the same way.
 # ceph-gate.sh osd-up --host <crush host> [--osds <n>]
 #   Waits until the CRUSH host holds <n> OSDs (its OSD workloads: a new one is in the map only
 #   once its prepare made it), every OSD of it is up and in and every placement group is active
@@ -119,6 +121,24 @@ print(" ".join(str(i) for i in sorted(ids) if i >= 0))
 ' "$1"
 }
 
+# gt_already_inactive ANSWER: when Ceph's ok-to-stop ANSWER (EBUSY) finds no placement group
+# that stopping would make inactive, only ones inactive already (peering again, as after a
+# restarted OSD's pg_temp is cleared), prints their ids; fails otherwise.
+gt_already_inactive() {
+    case $1 in *EBUSY*) ;; *) return 1 ;; esac
+    printf '%s\n' "$1" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    if line.startswith("{"):
+        d = json.loads(line)
+        bad = d.get("bad_already_inactive", [])
+        if bad and d.get("num_not_ok_pgs") == len(bad) and not d.get("ambiguous_pgs"):
+            print(" ".join(bad))
+            sys.exit(0)
+sys.exit(1)
+' 2>/dev/null
+}
+
 # gt_ok_to_stop HOST: refuses with Ceph's reason unless every OSD of HOST may stop at once.
 gt_ok_to_stop() {
     gt_ok_ids=$(gt_host_osds "$1") || zc_fail "host $1" "cannot read the osd tree"
@@ -130,20 +150,26 @@ gt_ok_to_stop() {
     gt_ok_said=
     # shellcheck disable=SC2086 # one argument per id
     while ! gt_ok_out=$(zcc_ceph osd ok-to-stop $gt_ok_ids 2>&1); do
-        # EAGAIN: Ceph cannot answer yet (right after a manager restart its placement group
-        # stats are unknown): ask again within the bound. Any other answer refuses at once.
+        # Asked again within the bound: EAGAIN (Ceph cannot answer yet: right after a manager
+        # restart its placement group stats are unknown), and EBUSY for placement groups that
+        # are inactive already but none that stopping would make inactive (a moment of peering).
+        # Any other answer refuses at once.
+        gt_ok_wait=
         case $gt_ok_out in
-            *EAGAIN*)
-                if [ "$(zcc_now)" -lt "$gt_ok_deadline" ]; then
-                    [ -n "$gt_ok_said" ] || zc_log "host $1" "waiting up to ${gt_limit}s for Ceph to answer ok-to-stop (EAGAIN)"
-                    gt_ok_said=1
-                    sleep "$ZCLOUD_CEPH_POLL"
-                    continue
-                fi
-                ;;
+            *EAGAIN*) gt_ok_wait="Ceph to answer ok-to-stop (EAGAIN)" ;;
+            *) gt_ok_pgs=$(gt_already_inactive "$gt_ok_out") && gt_ok_wait="placement groups $gt_ok_pgs, inactive already (peering?), to be active; stopping this host's OSDs would make no other inactive" ;;
         esac
+        if [ -n "$gt_ok_wait" ] && [ "$(zcc_now)" -lt "$gt_ok_deadline" ]; then
+            [ "$gt_ok_said" = "$gt_ok_wait" ] || zc_log "host $1" "waiting up to ${gt_limit}s for $gt_ok_wait"
+            gt_ok_said=$gt_ok_wait
+            sleep "$ZCLOUD_CEPH_POLL"
+            continue
+        fi
         # Ceph's reason, without the client's own log lines (timestamped)
         gt_ok_out=$(printf '%s\n' "$gt_ok_out" | grep -v '^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' | tr '\n' ' ')
+        case $gt_ok_wait in
+            placement*) zc_die "host $1" "placement groups $gt_ok_pgs still inactive after ${gt_limit}s (see ceph health detail): ${gt_ok_out}- not restarted$(gt_noout_note)" ;;
+        esac
         zc_die "host $1" "stopping osd $(echo "$gt_ok_ids" | sed 's/ /,/g') would make placement groups inactive: ${gt_ok_out}- not restarted$(gt_noout_note)"
     done
     zc_log "host $1" "osd $(echo "$gt_ok_ids" | sed 's/ /,/g') ok to stop"
