@@ -13,11 +13,8 @@
  *   turn active and stopping would make them inactive (the OSD started again); `osd-up`, started
  *   while the host's OSD is still down, waits and passes only after it is started, up and in,
  *   with every PG active; the roll then goes on;
- * - a rolling restart of every daemon in the program's order (cephRollSteps: the steps and the
- *   ceph-gate.sh arguments exactly as the gate resources render them), under client I/O (a writer
- *   putting checksummed objects the whole time), every object then read back equal. Measured: time
- *   per daemon, in all, the longest window of inactive PGs (the mgr's `pg stat` every 0.2 s) and
- *   the longest stall of the writer.
+ * - (the rolling restart of every daemon under client I/O ran here until 2026-12-05; it now runs
+ *   as pods under real kubelets in the nodes tier, test/nodes/cephfs.test.ts)
  * - status (tools/status) reading the real cluster through `kubectl exec` into the admin pod:
  *   healthy; one OSD stopped is reported with its node and device;
  * - the creation cost of the chain: a second cluster of the same stack created all at once (every
@@ -34,7 +31,7 @@ import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sl
 import { runPlannedLocalCommand } from "./localCommand";
 import { CephPlan, PlannedContainer } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
-import { cephRollSteps, CephRollStep } from "../../components/cephfs/gates";
+import { cephRollSteps } from "../../components/cephfs/gates";
 import { cephNames, deviceSlug } from "../../components/naming";
 import { osdLockDir } from "../../components/cephfs/osds";
 import { Kubectl, readCephHealth, readCephOsds } from "../../tools/status/cluster";
@@ -67,24 +64,6 @@ const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 /** The scripts' decision lines (`zcloud: ...`). */
 const decisions = (text: string) => text.split("\n").filter((l) => l.startsWith("zcloud: "));
 
-/** Longest run of samples with inactive PGs: [start, end] of each, in unix seconds. */
-export function inactiveWindows(samples: string): { start: number; end: number }[] {
-    const windows: { start: number; end: number }[] = [];
-    let open: number | undefined;
-    for (const line of samples.split("\n").filter(Boolean)) {
-        const [t, total, active] = line.split(" ");
-        if (total === "error") continue; // the mgr did not answer: no sample
-        const inactive = Number(total) === 0 || Number(active) < Number(total);
-        if (inactive && open === undefined) open = Number(t);
-        if (!inactive && open !== undefined) {
-            windows.push({ start: open, end: Number(t) });
-            open = undefined;
-        }
-    }
-    if (open !== undefined) windows.push({ start: open, end: Infinity });
-    return windows;
-}
-
 describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_RELEASE.version})`, { timeout: 900_000 }, () => {
     let c: CephTestCluster;
     let plan: CephPlan;
@@ -110,7 +89,6 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         return { exited, output: () => out, doneAt: () => doneAt };
     };
     const fsid = () => c.fsid;
-    const osdOf = new Map<string, number>(); // OSD workload -> osd id
     /**
      * Host index -> its OSD's id: the prepare Jobs run at once, so Ceph numbers the OSDs in the
      * order their prepares reach `ceph osd new`, not by host.
@@ -213,7 +191,6 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
                     idOf[i] = Number(fact[1]);
                     figures.push(`prepare Job of ${w}: ${((j.done - jobStart.get(w)!) / 1000).toFixed(1)} s, done ${((j.done - t0) / 1000).toFixed(1)} s after the creation started; its OSD step began at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
                     c.osdDaemon(`osd.${idOf[i]}`, w);
-                    osdOf.set(w, idOf[i]);
                 } else {
                     ok(await c.container(plan.container(w, s.daemon === "mon" ? "mon-init" : "keyring")));
                     c.cephDaemon(s.daemon, s.id);
@@ -372,87 +349,6 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         ok(await gate(["noout", "unset", "--fsid", fsid()]));
         assert.deepEqual(await osdFlags(c), []);
         figures.push(`ok-to-stop with host 1's PGs inactive already (min_size = size): waited ${((started - t0) / 1000).toFixed(1)} s while osd.0 was down (${said.length - 1} waiting line(s)), refused ${((okToStop.doneAt()! - started) / 1000).toFixed(1)} s after its start (its PGs active: stopping host 1 would make them inactive); osd-up held as long, passed ${((gateDone! - started) / 1000).toFixed(1)} s after it`);
-    });
-
-    it("rolls every daemon in the program's gated order (cephRollSteps) under client I/O; every object reads back equal", async () => {
-        const steps: CephRollStep[] = cephRollSteps({ storage: FS, fsid: fsid(), hosts: plan.stack.hosts, timeoutSeconds: GATE_TIMEOUT });
-        // the order the program chains: roll-start, mons, mgrs, noout, hosts (ok-to-stop, OSDs, up), mds
-        assert.deepEqual(
-            steps.map((s) => (s.kind === "restart" ? `${s.daemon}:${s.id}` : s.args[0])),
-            ["roll-start", "mon:a", "mon-quorum", "mon:b", "mon-quorum", "mon:c", "mon-quorum", "mgr:a", "mgr-available", "mgr:b", "mgr-available", "noout",
-                ...NODES.flatMap((n) => ["osd-ok-to-stop", `osd:${n}`, "osd-up"]), "noout", "mds-handover", "mds:a", "fs-active", "mds-handover", "mds:b", "fs-active"],
-        );
-        const io = path.join(c.tmp, "scratch", "io");
-        fs.mkdirSync(io);
-        const stop = path.join(io, "stop");
-        const writerText = fs.readFileSync(path.join(__dirname, "writer.sh"), "utf8");
-        const watchText = fs.readFileSync(path.join(__dirname, "pg-watch.py"), "utf8");
-        c.daemon("writer", ["/bin/sh", "-c", writerText, "writer.sh", c.conf, c.keyFile("admin"), POOL, io]);
-        c.daemon("pg-watch", ["python3", "-c", watchText, c.conf, c.keyFile("admin"), stop, path.join(io, "pgs")]);
-        await waitFor("the writer's first objects", 60_000, async () => (fs.existsSync(path.join(io, "manifest")) && fs.readFileSync(path.join(io, "manifest"), "utf8").split("\n").length > 5 ? true : undefined), 200);
-        const phases: { name: string; start: number; end: number }[] = [];
-        const rollStart = Date.now();
-        let t0 = Date.now();
-        let current = "";
-        for (const s of steps) {
-            if (s.kind === "restart") {
-                t0 = Date.now();
-                current = s.daemon === "osd" ? `osd host ${s.id}` : `${s.daemon}.${s.id}`;
-                for (const w of s.workloads) {
-                    if (s.daemon === "osd") {
-                        const id = osdOf.get(w)!;
-                        await c.stopDaemon(`osd.${id}`);
-                        c.osdDaemon(`osd.${id}`, w);
-                    } else {
-                        await c.stopDaemon(`${s.daemon}.${s.id}`);
-                        c.cephDaemon(s.daemon, s.id);
-                    }
-                }
-                continue;
-            }
-            const r = await gate(s.args);
-            assert.equal(r.code, 0, `${s.name} (${s.args.join(" ")}): exit ${r.code}\n${r.stdout}${r.stderr}`);
-            // the gate after a restart ends that daemon's time
-            if (current && s.args[0] !== "osd-ok-to-stop" && s.args[0] !== "mds-handover" && s.args[0] !== "noout") {
-                timings.push([current, Date.now() - t0]);
-                phases.push({ name: current, start: t0 / 1000, end: Date.now() / 1000 });
-                current = "";
-            }
-        }
-        const rollMs = Date.now() - rollStart;
-        timings.push(["roll, every daemon (gates included)", rollMs]);
-        fs.writeFileSync(stop, "");
-        await waitFor("the writer and the watcher to stop", 120_000, async () => (c.daemonPid("writer") === undefined && c.daemonPid("pg-watch") === undefined ? true : undefined), 200);
-        // every acknowledged object reads back with its checksum; no put failed
-        const manifest = fs.readFileSync(path.join(io, "manifest"), "utf8").split("\n").filter(Boolean);
-        assert.deepEqual(manifest.filter((l) => l.startsWith("failed")), [], "no put failed during the roll");
-        const objects = manifest.map((l) => l.split(" ")).map(([name, sum, start, end]) => ({ name, sum, start: Number(start), end: Number(end) }));
-        const during = objects.filter((o) => o.start >= rollStart / 1000 && o.end <= (rollStart + rollMs) / 1000);
-        assert.ok(during.length >= 20, `objects written during the roll: ${during.length}`);
-        for (const o of objects) {
-            const out = path.join(io, `${o.name}.back`);
-            ok(await c.exec(["rados", "--conf", c.conf, "--name", "client.admin", "--keyfile", c.keyFile("admin"), "-p", POOL, "get", o.name, out]));
-            assert.equal(sha(fs.readFileSync(out)), o.sum, o.name);
-        }
-        let stall = 0;
-        for (let i = 1; i < objects.length; i++) stall = Math.max(stall, objects[i].end - objects[i - 1].end);
-        const longestPut = Math.max(...objects.map((o) => o.end - o.start));
-        // inactive PGs as the mgr reported them, every 0.2 s
-        const samples = fs.readFileSync(path.join(io, "pgs"), "utf8");
-        const n = samples.split("\n").filter(Boolean).length;
-        const unanswered = samples.split("\n").filter((l) => l.includes(" error ")).length;
-        const windows = inactiveWindows(samples).filter((w) => w.end >= rollStart / 1000);
-        assert.ok(windows.every((w) => w.end !== Infinity), "PGs active again at the end");
-        const longest = windows.reduce((m, w) => (w.end - w.start > m.end - m.start ? w : m), { start: 0, end: 0 });
-        const phaseOf = (t: number) => phases.find((p) => t >= p.start && t <= p.end)?.name ?? "between steps";
-        figures.push(`${objects.length} objects of 64 KiB written (${during.length} during the roll), all read back equal; longest put ${longestPut.toFixed(1)} s, longest gap between acknowledged puts ${stall.toFixed(1)} s`);
-        figures.push(`${n} pg stat samples (${unanswered} unanswered while the mgr restarted); ${windows.length} window(s) of inactive PGs, longest ${(longest.end - longest.start).toFixed(1)} s (${phaseOf(longest.start)})`);
-        figures.push(`inactive windows: ${windows.map((w) => `${(w.end - w.start).toFixed(1)} s (${phaseOf(w.start)})`).join(", ") || "none"}`);
-        const health = await c.cephJson<{ checks: Record<string, unknown> }>(["health", "detail"]);
-        // Ceph 20: after the roll no health check but the monmap's allowing the CSI user's AES-128
-        // key (docs/cephfs.md "Keys on Ceph 20"); this cluster has no client.csi (the Job's
-        // csi-user step is not run here), so no AUTH_INSECURE_CLIENT_KEY_TYPE
-        assert.deepEqual(Object.keys(health.checks).sort(), MONMAP_AES_CHECKS, JSON.stringify(health.checks));
     });
 
     it("status reads the real cluster through kubectl exec in the admin pod: healthy; a stopped OSD is named with its node and device", async () => {

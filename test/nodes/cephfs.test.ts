@@ -11,8 +11,9 @@
  *   the filesystem with ceph-fuse as the CSI user (in its subvolume group, the only path that user
  *   may write), writes checksummed files and reads them back, leaving no session behind;
  * - the gated roll of every daemon to the image with quay.io's uid for the ceph user (the stack
- *   was made with a Debian-uid copy) under a writer pod: mon stores handed over, no client
- *   evicted at the mds handover, every file read back;
+ *   was made with a Debian-uid copy) under a writer pod, one daemon (one host's OSDs) at a time in
+ *   the program's order, each gate between: mon stores handed over, no client evicted at the mds
+ *   handover, every file read back;
  * - a node's containerd and kubelet restarted (same containers), then the node rebooted (its
  *   daemons back, the same OSD, HEALTH_OK, every file read back);
  * - a fourth host added (its OSD takes data, nothing else rolls) and removed through the
@@ -27,6 +28,7 @@ import * as path from "node:path";
 import * as yaml from "js-yaml";
 import { planYaml, PlanRun } from "../helpers/plan";
 import { cephNames } from "../../components/naming";
+import { cephRollSteps } from "../../components/cephfs/gates";
 import { NodesCluster, registry, startCluster, waitFor } from "./cluster";
 import { CephStorage, workloadOf } from "./cephStorage";
 import { PlanApplier } from "./apply";
@@ -233,6 +235,19 @@ test("every daemon rolls to quay.io's uid for the ceph user through the gates, a
     console.log(`# the roll: ${changes.length} changes applied in ${((Date.now() - began) / 1000).toFixed(1)} s`);
     for (const a of steps.filter((x) => /Deployment|DaemonSet|Job|command:local/.test(x.type)).sort((x, y) => x.done - y.done)) {
         console.log(`#   ${a.done.toFixed(1).padStart(6)} s  ${a.name} (${(a.done - a.started).toFixed(1)} s)`);
+    }
+    // one daemon (or one host's OSDs) at a time, in the program's order (cephRollSteps): each
+    // restart (its Deployment updated and rolled out) and each gate starts only once the step
+    // before it has ended
+    const rollSteps = cephRollSteps({ storage: FS, fsid: "", hosts: hostDevices(HOSTS), timeoutSeconds: 600 });
+    let stepEnded = 0;
+    for (const step of rollSteps) {
+        const members = (step.kind === "gate" ? [step.name] : step.workloads).map((n) => steps.find((a) => a.name === n && !a.deleted));
+        for (const [k, a] of members.entries()) {
+            assert.ok(a, `${step.kind === "gate" ? step.name : step.workloads[k]} not applied in the roll`);
+            assert.ok(a.started >= stepEnded, `${a.name} started at ${a.started.toFixed(1)} s, before the step before it ended (${stepEnded.toFixed(1)} s)`);
+        }
+        stepEnded = Math.max(...members.map((a) => a!.done));
     }
     // every daemon Deployment runs the new image now, each with one Ready pod
     const deployments = cluster.json(`get deployments -n ${NS} -l storage.zcloud.io/storage=${FS}`).items as any[];
