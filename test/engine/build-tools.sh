@@ -5,7 +5,7 @@
 # Usage: bash test/engine/build-tools.sh [tool ...]
 #   tools: node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds
 #          provider-kubernetes provider-command provider-random, and the nodes tier's
-#          kubernetes-node containerd runc cni-plugins crane (default: all of them)
+#          kubernetes-node containerd runc cni-plugins crane kube-state-metrics (default: all of them)
 # Env:   ZCLOUD_ENGINE_CACHE  cache root (default $HOME/.cache/zcloud-storage/engine)
 #        ZCLOUD_PULUMI_PREBUILT  a directory of ready binaries (pulumi, pulumi-language-nodejs,
 #          pulumi-resource-kubernetes, pulumi-resource-command, pulumi-resource-random), e.g. built by
@@ -54,8 +54,9 @@ CONTAINERD_VERSION=2.4.2        # github.com/containerd/containerd/v2
 RUNC_VERSION=1.5.3              # github.com/opencontainers/runc (containerd 2.4's CI runs 1.5)
 CNI_PLUGINS_VERSION=1.10.0      # github.com/containernetworking/plugins
 CRANE_VERSION=0.22.1            # github.com/google/go-containerregistry: image builder and registry
+KUBE_STATE_METRICS_VERSION=2.20.0   # k8s.io/kube-state-metrics/v2: the metrics the alerts join
 
-ALL_TOOLS="node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds provider-kubernetes provider-command provider-random kubernetes-node containerd runc cni-plugins crane"
+ALL_TOOLS="node pulumi language-nodejs kubernetes etcd kwok prometheus-operator-crds provider-kubernetes provider-command provider-random kubernetes-node containerd runc cni-plugins crane kube-state-metrics"
 CACHE=${ZCLOUD_ENGINE_CACHE:-$HOME/.cache/zcloud-storage/engine}
 PREBUILT=${ZCLOUD_PULUMI_PREBUILT:-}
 # Prebuilt providers get a plugin directory of their own: they never mix with built ones.
@@ -250,6 +251,15 @@ build_crane() {
   go_build "$wdir" "$1" "-X $mod/cmd/crane/cmd.Version=v$CRANE_VERSION" "$mod/cmd/crane"
 }
 
+build_kube_state_metrics() {
+  mod=k8s.io/kube-state-metrics/v2
+  require_module "$mod" "v$KUBE_STATE_METRICS_VERSION"
+  wdir=$(new_wrapper kube-state-metrics)
+  published_replaces "$(module_gomod "$mod" "v$KUBE_STATE_METRICS_VERSION")" >>"$wdir/go.mod"
+  (cd "$wdir" && go mod edit -require="$mod@v$KUBE_STATE_METRICS_VERSION")
+  go_build "$wdir" "$1" "-X github.com/prometheus/common/version.Version=v$KUBE_STATE_METRICS_VERSION" "$mod"
+}
+
 build_provider() { # <out> <name> <version> <module> <module version> <package> [ldflags]
   out=$1 name=$2 version=$3 mod=$4 modversion=$5 pkg=$6 ldflags=${7:-}
   [ -n "$modversion" ] || die "the pseudo-version of the $name provider's $version release commit is not pinned yet"
@@ -325,6 +335,7 @@ tool_version() {
     runc) echo "$RUNC_VERSION" ;;
     cni-plugins) echo "$CNI_PLUGINS_VERSION" ;;
     crane) echo "$CRANE_VERSION" ;;
+    kube-state-metrics) echo "$KUBE_STATE_METRICS_VERSION" ;;
     *) die "unknown tool $1 (one of: $ALL_TOOLS)" ;;
   esac
 }

@@ -10,7 +10,7 @@ import * as path from "node:path";
 const nodesDir = __dirname;
 const engineDir = path.join(nodesDir, "..", "engine");
 /** The tools the tier runs: the control plane's and the nodes'. */
-export const nodeTools = ["node", "kubernetes", "etcd", "kwok", "kubernetes-node", "containerd", "runc", "cni-plugins", "crane"];
+export const nodeTools = ["node", "kubernetes", "etcd", "kwok", "kubernetes-node", "containerd", "runc", "cni-plugins", "crane", "kube-state-metrics"];
 /** The registry cluster.sh serves on the nodes' bridge. */
 export const registry = "10.250.0.1:5000";
 
