@@ -1,20 +1,23 @@
 /**
- * Nodes tier, monitoring on real Kubernetes metrics: the alerts and the dashboard an NFS storage
- * renders read the kubelets' volume stats and kube-state-metrics, which only a real kubelet and a
- * real API server give. A one-node cluster (cluster.sh), an NFS stack with
- * `monitoring: {prometheusOperator: false}` planned by the program and applied (csi-driver-nfs's
- * pods cannot start: their images cannot be built here), kube-state-metrics 2.20.0 on the host
- * against the API server, and Debian's Prometheus scraping it and the node's kubelet (port 10250,
- * as the kubelet ServiceMonitor of kube-prometheus does), with the rule files the program put in
- * its ConfigMaps (every `for` at 4 s: promtool proves the real ones, test/monitoring):
- * - csi-driver-nfs's controller and node pods not ready (waiting on their images):
- *   CsiDriverNfsPodsNotReady and CsiDriverNfsNodePodsNotReady fire;
- * - a claim of the storage's StorageClass on a 64 MiB ext4 volume of the node (a local
- *   PersistentVolume standing in for an NFS export: the kubelet reports both through statfs)
- *   filled in steps: StorageVolumeFilling silent below 85 %, firing from 85 %, StorageVolumeFull
- *   from 95 %, both clear once the files are removed; the used share the rules compute is the
- *   volume's statfs;
- * - every query of the NFS dashboard (and its storage variable's) returns series for the storage.
+ * Nodes tier, monitoring on real Kubernetes metrics: the alerts and dashboards of the NFS and
+ * iSCSI storages read the kubelets' volume stats and kube-state-metrics, which only a real
+ * kubelet and a real API server give. A one-node cluster (cluster.sh), a stack with an NFS and an
+ * iSCSI storage and `monitoring: {prometheusOperator: false}` planned by the program, its
+ * Kubernetes objects and local commands applied (the iSCSI storage's node commands, login and
+ * shared VG, are not run: no target here; neither driver's pods can start: their images cannot be
+ * built here), kube-state-metrics 2.20.0 on the host against the API server, and Debian's
+ * Prometheus scraping it and the node's kubelet (port 10250, as the kubelet ServiceMonitor of
+ * kube-prometheus does), with the rule files the program put in its ConfigMaps (every `for` at
+ * 4 s: promtool proves the real ones, test/monitoring):
+ * - both drivers' controller and node pods not ready (waiting on their images): their four
+ *   pods-not-ready alerts fire;
+ * - a claim of the NFS StorageClass on a 64 MiB ext4 volume of the node (a local PersistentVolume
+ *   standing in for the driver's volume, whose stats the kubelet would ask the driver for) filled
+ *   in steps: StorageVolumeFilling silent below 85 %, firing from 85 %, StorageVolumeFull from
+ *   95 %, both clear once the files are removed; the used share the rules compute is the volume's
+ *   statfs. A claim of the iSCSI StorageClass likewise on a volume of its own;
+ * - every query of the NFS and iSCSI dashboards (and their storage variables') returns series for
+ *   the storage.
  * Run: node --import tsx --test test/nodes/monitoring.test.ts (root; builds or reuses the tools).
  */
 import { after, before, test } from "node:test";
@@ -34,16 +37,20 @@ const NODE_IP = "10.250.0.11";
 const NS = "zcloud-storage";
 const CONTEXT = "nodes-tier";
 const STORAGE = "files";
-/** csi-driver-nfs's workloads: their images cannot be built here. */
-const NFS_DRIVER = new Set(["csi-driver-nfs-controller", "csi-driver-nfs-node"]);
-/** Where the node mounts the volume the claim's PersistentVolume names. */
+const ISCSI = "san";
+/** The drivers' workloads: their images cannot be built here. */
+const DRIVERS = new Set(["csi-driver-nfs-controller", "csi-driver-nfs-node", "csi-sanlock-lvm-controller", "csi-sanlock-lvm-node"]);
+/** Where the node mounts the volume the NFS claim's PersistentVolume names. */
 const VOLUME_DIR = "/var/lib/zcloud/test-volume";
 const CLAIM_NS = "default";
 const CLAIM = "data";
+/** The iSCSI claim and its volume. */
+const ISCSI_CLAIM = "blocks";
+const ISCSI_DIR = "/var/lib/zcloud/test-volume-iscsi";
 
 let cluster: NodesCluster;
 let plan: PlanRun;
-let loop = "";
+const loops: string[] = [];
 const children: ChildProcess[] = [];
 let prom = "";
 const figures: string[] = [];
@@ -56,6 +63,7 @@ function stackYaml(): string {
             "zcloud-storage:nodes": { [NODE]: { address: NODE_IP } },
             "zcloud-storage:imageRegistry": "10.250.0.1:5000",
             "zcloud-storage:nfs": [{ name: STORAGE, server: "10.250.0.1", path: "/srv/nfs" }],
+            "zcloud-storage:iscsi": [{ name: ISCSI, portals: ["10.250.0.1:3260"], iqn: "iqn.2003-01.org.linux-iscsi.san:sn.1", lun: 0, chap: { username: "k8s", password: { secure: "v1:chap" } }, initiators: [NODE] }],
             "zcloud-storage:monitoring": { prometheusOperator: false },
         },
     });
@@ -133,28 +141,34 @@ before(async () => {
     cluster = startCluster([NODE], "zcloud-nodes-monitoring-");
     plan = await planYaml(stackYaml());
     assert.equal(plan.error, undefined, JSON.stringify(plan.error));
-    // a small ext4 volume mounted in the node, where the claim's local PersistentVolume points
-    const image = path.join(cluster.dir, "volume.img");
-    fs.writeFileSync(image, "");
-    fs.truncateSync(image, 64 * 1024 * 1024);
-    execFileSync("mkfs.ext4", ["-q", "-F", image]);
-    loop = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
-    cluster.sh(`nsenter -t "$(cat "${cluster.dir}/pids/${NODE}.node")" -m -- sh -c 'mkdir -p ${VOLUME_DIR} && mount ${loop} ${VOLUME_DIR}'`);
+    // small ext4 volumes mounted in the node, where the claims' local PersistentVolumes point
+    for (const [dir, mib] of [[VOLUME_DIR, 64], [ISCSI_DIR, 32]] as const) {
+        const image = path.join(cluster.dir, `${path.basename(dir)}.img`);
+        fs.writeFileSync(image, "");
+        fs.truncateSync(image, mib * 1024 * 1024);
+        execFileSync("mkfs.ext4", ["-q", "-F", image]);
+        const loop = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
+        loops.push(loop);
+        cluster.sh(`nsenter -t "$(cat "${cluster.dir}/pids/${NODE}.node")" -m -- sh -c 'mkdir -p ${dir} && mount ${loop} ${dir}'`);
+    }
 });
 
 after(() => {
     for (const c of children) c.kill("SIGKILL");
     if (cluster) cluster.stop();
-    if (loop) execFileSync("losetup", ["-d", loop]);
+    for (const loop of loops) execFileSync("losetup", ["-d", loop]);
     if (figures.length) console.log(figures.map((f) => `# ${f}`).join("\n"));
 });
 
-test("the NFS stack with monitoring applied: its driver's pods not ready fire their alerts on kube-state-metrics; a claim of its StorageClass filling fires StorageVolumeFilling at 85 % and StorageVolumeFull at 95 %, both clear when emptied; every dashboard query returns series", async () => {
-    const applier = new PlanApplier(cluster, { context: CONTEXT, nodeByAddress: { [NODE_IP]: NODE }, notAwaited: NFS_DRIVER, log: (l) => console.log(`# ${l.slice(0, 200)}`) });
-    await applier.apply(plan);
+test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods not ready fire their alerts on kube-state-metrics; an NFS claim filling fires StorageVolumeFilling at 85 % and StorageVolumeFull at 95 % on the kubelet's volume stats, both clear when emptied; every NFS and iSCSI dashboard query returns series", async () => {
+    const applier = new PlanApplier(cluster, { context: CONTEXT, nodeByAddress: { [NODE_IP]: NODE }, notAwaited: DRIVERS, log: (l) => console.log(`# ${l.slice(0, 200)}`) });
+    // the iSCSI storage's node commands need a target: not run (what depends on them goes ahead)
+    const remote = plan.resources.filter((x) => x.type.startsWith("command:remote:")).map((x) => x.name).sort();
+    assert.deepEqual(remote, [`${ISCSI}-${NODE}-login`, `${ISCSI}-${NODE}-login-scripts`, `${ISCSI}-vg`, `${ISCSI}-vg-scripts`].sort());
+    await applier.apply({ ...plan, resources: plan.resources.filter((x) => !x.type.startsWith("command:remote:")) });
     // the rule files as the program put them in its ConfigMaps, every `for` at 4 s
     const ruleMaps = (cluster.json(`get configmaps -n ${NS} -l app.kubernetes.io/component=alerts`).items as any[]).map((c) => c.metadata.name).sort();
-    assert.deepEqual(ruleMaps, ["zcloud-storage-driver-rules-csi-driver-nfs", `zcloud-storage-rules-${STORAGE}`]);
+    assert.deepEqual(ruleMaps, ["zcloud-storage-driver-rules-csi-driver-nfs", "zcloud-storage-driver-rules-csi-sanlock-lvm", `zcloud-storage-rules-${STORAGE}`, `zcloud-storage-rules-${ISCSI}`]);
     const dir = path.join(cluster.dir, "prometheus");
     fs.mkdirSync(dir);
     const ruleFiles: string[] = [];
@@ -172,7 +186,13 @@ test("the NFS stack with monitoring applied: its driver's pods not ready fire th
             ruleFiles.push(file);
         }
     }
-    assert.deepEqual(alertNames.sort(), ["CsiDriverNfsNodePodsNotReady", "CsiDriverNfsPodsNotReady", "StorageVolumeFilling", "StorageVolumeFull", "StorageVolumeFullSoon"]);
+    assert.deepEqual(alertNames.sort(), [
+        "CsiDriverNfsNodePodsNotReady",
+        "CsiDriverNfsPodsNotReady",
+        "CsiSanlockLvmNodePodsNotReady",
+        "CsiSanlockLvmPodsNotReady",
+        ...["StorageVolumeFilling", "StorageVolumeFull", "StorageVolumeFullSoon"].flatMap((a) => [a, a]),
+    ].sort());
 
     // kube-state-metrics on the host, against the API server, for the objects the rules read
     const [ksmPort, ksmTelemetry, promPort] = [await freePort(), await freePort(), await freePort()];
@@ -213,15 +233,23 @@ test("the NFS stack with monitoring applied: its driver's pods not ready fire th
         throw new Error(JSON.stringify(t.data.activeTargets.map((x) => [x.labels.job, x.health, x.lastError])));
     });
 
-    // 1. the driver's pods, waiting on their images: both pods-not-ready alerts fire
+    // 1. the drivers' pods, waiting on their images: the four pods-not-ready alerts fire (the
+    // iSCSI node plugin's DaemonSet runs on the node its label command labelled)
     const t1 = Date.now();
-    await waitAsync("CsiDriverNfsPodsNotReady and CsiDriverNfsNodePodsNotReady firing", 90_000, async () => {
-        const names = (await firing()).map((a) => a.labels.alertname);
-        return names.includes("CsiDriverNfsPodsNotReady") && names.includes("CsiDriverNfsNodePodsNotReady") ? true : undefined;
+    const driverAlerts = async () => (await firing()).filter((a) => /^Csi(DriverNfs|SanlockLvm)/.test(a.labels.alertname)).map((a) => `${a.labels.alertname} ${a.labels.deployment ?? a.labels.daemonset}`).sort();
+    const expected = [
+        "CsiDriverNfsNodePodsNotReady csi-driver-nfs-node",
+        "CsiDriverNfsPodsNotReady csi-driver-nfs-controller",
+        "CsiSanlockLvmNodePodsNotReady csi-sanlock-lvm-node",
+        "CsiSanlockLvmPodsNotReady csi-sanlock-lvm-controller",
+    ];
+    await waitAsync("the four pods-not-ready alerts firing", 90_000, async () => {
+        const now = await driverAlerts();
+        if (now.length === expected.length) return now;
+        throw new Error(JSON.stringify(now));
     });
-    const driverAlerts = (await firing()).filter((a) => a.labels.alertname.startsWith("CsiDriverNfs")).map((a) => `${a.labels.alertname} ${a.labels.deployment ?? a.labels.daemonset}`).sort();
-    assert.deepEqual(driverAlerts, ["CsiDriverNfsNodePodsNotReady csi-driver-nfs-node", "CsiDriverNfsPodsNotReady csi-driver-nfs-controller"]);
-    figures.push(`the NFS driver's two pods-not-ready alerts firing ${((Date.now() - t1) / 1000).toFixed(1)} s after the targets were up`);
+    assert.deepEqual(await driverAlerts(), expected);
+    figures.push(`the drivers' four pods-not-ready alerts firing ${((Date.now() - t1) / 1000).toFixed(1)} s after the targets were up`);
 
     // 2. a claim of the storage's StorageClass, bound to the node's volume, mounted by a pod
     cluster.sh(`kubectl apply -f - <<'EOF'\n${JSON.stringify({
@@ -243,12 +271,25 @@ test("the NFS stack with monitoring applied: its driver's pods not ready fire th
             { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM, namespace: CLAIM_NS }, spec: { storageClassName: STORAGE, volumeName: "test-volume", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } } },
             {
                 apiVersion: "v1",
+                kind: "PersistentVolume",
+                metadata: { name: "test-volume-iscsi" },
+                spec: {
+                    capacity: { storage: "32Mi" },
+                    accessModes: ["ReadWriteOnce"],
+                    storageClassName: ISCSI,
+                    local: { path: ISCSI_DIR },
+                    nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE] }] }] } },
+                },
+            },
+            { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: ISCSI_CLAIM, namespace: CLAIM_NS }, spec: { storageClassName: ISCSI, volumeName: "test-volume-iscsi", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "32Mi" } } } },
+            {
+                apiVersion: "v1",
                 kind: "Pod",
                 metadata: { name: "writer", namespace: CLAIM_NS },
                 spec: {
                     terminationGracePeriodSeconds: 0,
-                    containers: [{ name: "writer", image: cluster.images.toolbox, command: ["sleep", "3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] }],
-                    volumes: [{ name: "data", persistentVolumeClaim: { claimName: CLAIM } }],
+                    containers: [{ name: "writer", image: cluster.images.toolbox, command: ["sleep", "3600"], volumeMounts: [{ name: "data", mountPath: "/data" }, { name: "blocks", mountPath: "/blocks" }] }],
+                    volumes: [{ name: "data", persistentVolumeClaim: { claimName: CLAIM } }, { name: "blocks", persistentVolumeClaim: { claimName: ISCSI_CLAIM } }],
                 },
             },
         ],
@@ -289,17 +330,23 @@ test("the NFS stack with monitoring applied: its driver's pods not ready fire th
     assert.equal((await firing()).find(selectFor("StorageVolumeFull"))!.labels.severity, "critical");
     figures.push(`StorageVolumeFull firing ${((Date.now() - t3) / 1000).toFixed(1)} s after the fill to ${full.toFixed(1)} % began`);
 
-    // 3. every query of the NFS dashboard, and its storage variable's, returns series for the storage
-    const board = cluster.json(`get configmap zcloud-storage-dashboard-nfs -n ${NS}`).data as Record<string, string>;
-    const dashboard = JSON.parse(Object.values(board)[0]) as { panels: { title: string; targets?: { expr: string }[] }[]; templating: { list: { name: string; query?: string }[] } };
-    const variable = dashboard.templating.list.find((v) => v.name === "storage")!.query!;
-    const labelValues = /^label_values\((.+), (\w+)\)$/.exec(variable);
-    assert.ok(labelValues, variable);
-    assert.deepEqual((await query(labelValues[1])).map((r) => r.metric[labelValues[2]]), [STORAGE]);
-    for (const p of dashboard.panels) {
-        for (const t of p.targets ?? []) {
-            const result = await query(t.expr.replaceAll("$storage", STORAGE));
-            assert.ok(result.length > 0, `${p.title}: ${t.expr}`);
+    // 3. every query of the NFS and iSCSI dashboards, and their storage variables', returns series
+    // for the storage: the iSCSI claim's share among them
+    for (const [type, storage, claim] of [["nfs", STORAGE, CLAIM], ["iscsi", ISCSI, ISCSI_CLAIM]] as const) {
+        const board = cluster.json(`get configmap zcloud-storage-dashboard-${type} -n ${NS}`).data as Record<string, string>;
+        const dashboard = JSON.parse(Object.values(board)[0]) as { panels: { title: string; targets?: { expr: string }[] }[]; templating: { list: { name: string; query?: string }[] } };
+        const variable = dashboard.templating.list.find((v) => v.name === "storage")!.query!;
+        const labelValues = /^label_values\((.+), (\w+)\)$/.exec(variable);
+        assert.ok(labelValues, variable);
+        assert.deepEqual((await query(labelValues[1])).map((r) => r.metric[labelValues[2]]), [storage], type);
+        const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr.replaceAll("$storage", storage) })));
+        assert.ok(exprs.length > 0, type);
+        for (const e of exprs) {
+            const result = await waitAsync(`${type} dashboard "${e.title}" series`, 60_000, async () => {
+                const got = await query(e.expr);
+                return got.length > 0 ? got : undefined;
+            });
+            if (e.title === "Volumes used") assert.deepEqual(result.map((x) => x.metric.persistentvolumeclaim), [claim], `${type}: ${e.expr}`);
         }
     }
 
