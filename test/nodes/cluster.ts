@@ -67,13 +67,13 @@ export function startCluster(nodes: string[], prefix = "zcloud-nodes-"): NodesCl
     }
 }
 
-/** Polls `check` every second until it returns a value (not undefined); fails naming `what`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
+/** Polls `check` (sync or async) every `everyMs` (1 s) until it returns a value (not undefined); fails naming `what`. */
+export async function waitFor<T>(what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>, everyMs = 1000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
         try {
-            const value = check();
+            const value = await check();
             if (value !== undefined) {
                 return value;
             }
@@ -83,6 +83,6 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => T
         if (Date.now() > deadline) {
             throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${String(last).slice(0, 500)})` : ""}`);
         }
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, everyMs));
     }
 }

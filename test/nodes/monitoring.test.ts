@@ -31,6 +31,7 @@ import { planYaml, PlanRun } from "../helpers/plan";
 import { NodesCluster, startCluster, waitFor } from "./cluster";
 import { PlanApplier } from "./apply";
 import { prometheus } from "../monitoring/tools";
+import { volumeUsedPercent } from "../../components/monitoring/rules";
 
 const NODE = "zm1";
 const NODE_IP = "10.250.0.11";
@@ -102,22 +103,6 @@ async function firing(): Promise<{ labels: Record<string, string>; state: string
     return j.data.alerts.filter((a) => a.state === "firing");
 }
 
-/** Polls an async check every 0.5 s until it returns a value; fails naming `what` and the last error. */
-async function waitAsync<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last: unknown;
-    for (;;) {
-        try {
-            const v = await check();
-            if (v !== undefined) return v;
-        } catch (e) {
-            last = e;
-        }
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-        await new Promise((r) => setTimeout(r, 500));
-    }
-}
-
 /** The volume's statfs inside the node, as the kubelet reads it: used = (blocks - free) x size. */
 function statfs(): { capacity: number; used: number } {
     const [blocks, free, size] = cluster.sh(`nsenter -t "$(cat "${cluster.dir}/pids/${NODE}.node")" -m -- stat -f -c '%b %f %S' ${VOLUME_DIR}`).trim().split(" ").map(Number);
@@ -133,6 +118,16 @@ function fillTo(percent: number): number {
         const mib = Math.max(1, Math.floor(((percent / 100) * capacity - used) / 1048576));
         cluster.sh(`kubectl -n ${CLAIM_NS} exec writer -- sh -c 'dd if=/dev/zero of=/data/f-${percent}-${i} bs=1048576 count=${mib} 2>/dev/null; sync'`);
     }
+}
+
+/** A PersistentVolume of the node's directory `dir` (local) and the claim bound to it, of `storageClass`. */
+function localClaim(volume: string, claim: string, storageClass: string, dir: string, mib: number): object[] {
+    const size = { storage: `${mib}Mi` };
+    const onNode = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE] }] }] } };
+    return [
+        { apiVersion: "v1", kind: "PersistentVolume", metadata: { name: volume }, spec: { capacity: size, accessModes: ["ReadWriteOnce"], storageClassName: storageClass, local: { path: dir }, nodeAffinity: onNode } },
+        { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: claim, namespace: CLAIM_NS }, spec: { storageClassName: storageClass, volumeName: volume, accessModes: ["ReadWriteOnce"], resources: { requests: size } } },
+    ];
 }
 
 const selectFor = (alert: string) => (a: { labels: Record<string, string> }) => a.labels.alertname === alert && a.labels.persistentvolumeclaim === CLAIM && a.labels.namespace === CLAIM_NS;
@@ -226,7 +221,7 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
     );
     prom = `http://127.0.0.1:${promPort}`;
     startDaemon("prometheus", [prometheus(), `--config.file=${path.join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${path.join(dir, "data")}`, `--web.listen-address=127.0.0.1:${promPort}`]);
-    await waitAsync("both targets up", 90_000, async () => {
+    await waitFor("both targets up", 90_000, async () => {
         const t = (await (await fetch(`${prom}/api/v1/targets`)).json()) as { data: { activeTargets: { health: string; labels: Record<string, string>; lastError: string }[] } };
         const up = t.data.activeTargets.filter((x) => x.health === "up").map((x) => x.labels.job).sort();
         if (up.length === 2) return up;
@@ -243,7 +238,7 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
         "CsiSanlockLvmNodePodsNotReady csi-sanlock-lvm-node",
         "CsiSanlockLvmPodsNotReady csi-sanlock-lvm-controller",
     ];
-    await waitAsync("the four pods-not-ready alerts firing", 90_000, async () => {
+    await waitFor("the four pods-not-ready alerts firing", 90_000, async () => {
         const now = await driverAlerts();
         if (now.length === expected.length) return now;
         throw new Error(JSON.stringify(now));
@@ -256,32 +251,8 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
         apiVersion: "v1",
         kind: "List",
         items: [
-            {
-                apiVersion: "v1",
-                kind: "PersistentVolume",
-                metadata: { name: "test-volume" },
-                spec: {
-                    capacity: { storage: "64Mi" },
-                    accessModes: ["ReadWriteOnce"],
-                    storageClassName: STORAGE,
-                    local: { path: VOLUME_DIR },
-                    nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE] }] }] } },
-                },
-            },
-            { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: CLAIM, namespace: CLAIM_NS }, spec: { storageClassName: STORAGE, volumeName: "test-volume", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } } },
-            {
-                apiVersion: "v1",
-                kind: "PersistentVolume",
-                metadata: { name: "test-volume-iscsi" },
-                spec: {
-                    capacity: { storage: "32Mi" },
-                    accessModes: ["ReadWriteOnce"],
-                    storageClassName: ISCSI,
-                    local: { path: ISCSI_DIR },
-                    nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE] }] }] } },
-                },
-            },
-            { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: ISCSI_CLAIM, namespace: CLAIM_NS }, spec: { storageClassName: ISCSI, volumeName: "test-volume-iscsi", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "32Mi" } } } },
+            ...localClaim("test-volume", CLAIM, STORAGE, VOLUME_DIR, 64),
+            ...localClaim("test-volume-iscsi", ISCSI_CLAIM, ISCSI, ISCSI_DIR, 32),
             {
                 apiVersion: "v1",
                 kind: "Pod",
@@ -295,10 +266,11 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
         ],
     })}\nEOF`);
     await waitFor("the writer pod Running", 120_000, () => (cluster.json(`get pod writer -n ${CLAIM_NS}`).status.phase === "Running" ? true : undefined));
-    const usedPercent = `max by (namespace, persistentvolumeclaim) (kubelet_volume_stats_used_bytes / kubelet_volume_stats_capacity_bytes * 100 * on (namespace, persistentvolumeclaim) group_left () kube_persistentvolumeclaim_info{storageclass="${STORAGE}"})`;
+    // the used share as the program's rules compute it
+    const usedPercent = volumeUsedPercent(STORAGE);
     /** The share the rules compute, once it is within 1 point of the volume's statfs. */
     const scrapedShare = (what: string) =>
-        waitAsync(`the rules' used share of ${CLAIM_NS}/${CLAIM} at the volume's (${what})`, 90_000, async () => {
+        waitFor(`the rules' used share of ${CLAIM_NS}/${CLAIM} at the volume's (${what})`, 90_000, async () => {
             const s = statfs();
             const want = (s.used / s.capacity) * 100;
             const r = await query(usedPercent);
@@ -317,7 +289,7 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
     const t2 = Date.now();
     const filling = fillTo(87);
     const scrapedFilling = await scrapedShare(`${filling.toFixed(1)} %`);
-    await waitAsync("StorageVolumeFilling firing", 60_000, async () => ((await firing()).some(selectFor("StorageVolumeFilling")) ? true : undefined));
+    await waitFor("StorageVolumeFilling firing", 60_000, async () => ((await firing()).some(selectFor("StorageVolumeFilling")) ? true : undefined));
     assert.deepEqual(await volumeAlerts(), ["StorageVolumeFilling"], `at ${scrapedFilling.toFixed(1)} %`);
     const fillingSeverity = (await firing()).find(selectFor("StorageVolumeFilling"))!.labels.severity;
     figures.push(`StorageVolumeFilling firing ${((Date.now() - t2) / 1000).toFixed(1)} s after the fill to ${filling.toFixed(1)} % began (severity ${fillingSeverity}); silent at ${below.toFixed(1)} %`);
@@ -325,7 +297,7 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
     const t3 = Date.now();
     const full = fillTo(96);
     await scrapedShare(`${full.toFixed(1)} %`);
-    await waitAsync("StorageVolumeFull firing", 60_000, async () => ((await firing()).some(selectFor("StorageVolumeFull")) ? true : undefined));
+    await waitFor("StorageVolumeFull firing", 60_000, async () => ((await firing()).some(selectFor("StorageVolumeFull")) ? true : undefined));
     assert.deepEqual(await volumeAlerts(), ["StorageVolumeFilling", "StorageVolumeFull"]);
     assert.equal((await firing()).find(selectFor("StorageVolumeFull"))!.labels.severity, "critical");
     figures.push(`StorageVolumeFull firing ${((Date.now() - t3) / 1000).toFixed(1)} s after the fill to ${full.toFixed(1)} % began`);
@@ -342,7 +314,7 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
         const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr.replaceAll("$storage", storage) })));
         assert.ok(exprs.length > 0, type);
         for (const e of exprs) {
-            const result = await waitAsync(`${type} dashboard "${e.title}" series`, 60_000, async () => {
+            const result = await waitFor(`${type} dashboard "${e.title}" series`, 60_000, async () => {
                 const got = await query(e.expr);
                 return got.length > 0 ? got : undefined;
             });
@@ -354,6 +326,6 @@ test("an NFS and an iSCSI storage with monitoring applied: both drivers' pods no
     const t4 = Date.now();
     cluster.sh(`kubectl -n ${CLAIM_NS} exec writer -- sh -c 'rm -f /data/f-*; sync'`);
     await scrapedShare("emptied");
-    await waitAsync("the volume alerts cleared", 60_000, async () => ((await volumeAlerts()).length === 0 ? true : undefined));
+    await waitFor("the volume alerts cleared", 60_000, async () => ((await volumeAlerts()).length === 0 ? true : undefined));
     figures.push(`both volume alerts cleared ${((Date.now() - t4) / 1000).toFixed(1)} s after the files were removed`);
 });
