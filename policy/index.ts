@@ -8,7 +8,7 @@ import {
     UnknownValueError,
 } from "@pulumi/policy";
 
-import { DEFAULT_NAMESPACE, namespaceParamProblem, PlannedResource, PolicyParams, UNKNOWN } from "./model";
+import { DEFAULT_PARAMS, paramProblem, PlannedResource, PolicyParams, UNKNOWN } from "./model";
 import { PACK_NAME, POLICIES, PolicyDef } from "./policies";
 
 /**
@@ -44,16 +44,21 @@ function plain(value: unknown): unknown {
     return out;
 }
 
-/** The pack's own config (--policy-pack-config, or the policy group's), never the stack's. */
-function paramsFrom(config: { namespace?: unknown }): PolicyParams {
-    if (config.namespace === undefined) {
-        return { namespace: DEFAULT_NAMESPACE };
+/**
+ * One policy's parameters from the pack's own config (--policy-pack-config, or the policy
+ * group's), never the stack's; the others keep their defaults.
+ */
+function paramsFrom(policy: string, config: Record<string, unknown>): PolicyParams {
+    const params: Record<string, unknown> = { ...DEFAULT_PARAMS };
+    for (const name of Object.keys(DEFAULT_PARAMS)) {
+        if (config[name] === undefined) continue;
+        const problem = paramProblem(name, config[name]);
+        if (problem) {
+            throw new Error(`${policy}.${name}: ${problem}`);
+        }
+        params[name] = config[name];
     }
-    const problem = namespaceParamProblem(config.namespace);
-    if (problem) {
-        throw new Error(`storage-privileged-namespace.namespace: ${problem}`);
-    }
-    return { namespace: config.namespace as string };
+    return params as unknown as PolicyParams;
 }
 
 function toCrossGuard(def: PolicyDef): ResourceValidationPolicy | StackValidationPolicy {
@@ -73,7 +78,7 @@ function toCrossGuard(def: PolicyDef): ResourceValidationPolicy | StackValidatio
                     urn: r.urn,
                     props: plain(r.props) as Record<string, unknown>,
                 }));
-                for (const finding of def.check(resources, paramsFrom(args.getConfig()))) {
+                for (const finding of def.check(resources, paramsFrom(def.name, args.getConfig()))) {
                     reportViolation(finding.message, finding.urn);
                 }
             },
@@ -88,7 +93,7 @@ function toCrossGuard(def: PolicyDef): ResourceValidationPolicy | StackValidatio
                 urn: args.urn,
                 props: plain(args.props) as Record<string, unknown>,
             };
-            for (const message of def.check(resource, paramsFrom(args.getConfig()))) {
+            for (const message of def.check(resource, paramsFrom(def.name, args.getConfig()))) {
                 reportViolation(message);
             }
         },
@@ -96,6 +101,6 @@ function toCrossGuard(def: PolicyDef): ResourceValidationPolicy | StackValidatio
 }
 
 new PolicyPack(PACK_NAME, {
-    description: "zcloud-storage guard rails: node and disk exclusivity, pinned images, no secrets in clear, privileged pods confined to the storage namespace.",
+    description: "zcloud-storage guard rails: node and disk exclusivity, pinned images, no secrets in clear, privileged pods confined to the storage namespace, monitoring on in production.",
     policies: POLICIES.map(toCrossGuard),
 });

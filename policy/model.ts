@@ -29,9 +29,29 @@ export interface Finding {
 export interface PolicyParams {
     /** The namespace where privileged and host-namespace pods are allowed. */
     namespace: string;
+    /** Stack names (`*` for any characters) that storage-monitoring-on counts as production. */
+    productionStacks: readonly string[];
 }
 
 export const DEFAULT_NAMESPACE = "zcloud-storage";
+/** Stack names the pack treats as production unless its config names others. */
+export const DEFAULT_PRODUCTION_STACKS: readonly string[] = ["prod", "prod-*", "*-prod", "production", "production-*", "*-production"];
+
+/** A pattern is a stack name in which `*` stands for any run of characters (none too). */
+const PATTERN = /^[A-Za-z0-9_.*-]{1,100}$/;
+
+/** What is wrong with a productionStacks parameter, or undefined when it is usable. */
+export function productionStacksParamProblem(value: unknown): string | undefined {
+    if (!Array.isArray(value)) {
+        return "must be a list of stack names or patterns (`*` for any characters)";
+    }
+    const bad = value.filter((p) => typeof p !== "string" || !PATTERN.test(p));
+    if (bad.length > 0) {
+        return `${bad.map((p) => JSON.stringify(p)).join(", ")}: not a stack name or pattern (letters, digits, '-', '_', '.', and '*' for any characters)`;
+    }
+    return undefined;
+}
+
 
 /**
  * Namespaces every cluster has, shared with other workloads: never the storage namespace (the
@@ -47,6 +67,15 @@ export function namespaceParamProblem(value: unknown): string | undefined {
     if (SYSTEM_NAMESPACES.includes(value)) {
         return `"${value}" is a system namespace (${SYSTEM_NAMESPACES.join(", ")}); privileged storage pods need a namespace of their own, e.g. ${DEFAULT_NAMESPACE}`;
     }
+    return undefined;
+}
+
+export const DEFAULT_PARAMS: PolicyParams = { namespace: DEFAULT_NAMESPACE, productionStacks: DEFAULT_PRODUCTION_STACKS };
+
+/** What is wrong with a parameter's value, or undefined when it is usable (or no such parameter). */
+export function paramProblem(name: string, value: unknown): string | undefined {
+    if (name === "namespace") return namespaceParamProblem(value);
+    if (name === "productionStacks") return productionStacksParamProblem(value);
     return undefined;
 }
 

@@ -6,7 +6,9 @@ import type { PolicyConfigSchema } from "@pulumi/policy";
 import { FormatOptions, ViolationCause, formatViolationsWith } from "./format";
 import {
     DEFAULT_NAMESPACE,
-    namespaceParamProblem,
+    DEFAULT_PARAMS,
+    DEFAULT_PRODUCTION_STACKS,
+    paramProblem,
     EnforcementLevel,
     Finding,
     PlannedResource,
@@ -15,6 +17,7 @@ import {
 } from "./model";
 import { checkDeviceSingleClaim } from "./rules/device-single-claim";
 import { checkImagePinned } from "./rules/image-pinned";
+import { checkMonitoringOn } from "./rules/monitoring-on";
 import { checkNodeExclusive } from "./rules/node-exclusive";
 import { checkNoSecretLiterals } from "./rules/no-secret-literals";
 import { checkPrivilegedNamespace, privilegedNamespaceCause } from "./rules/privileged-namespace";
@@ -24,6 +27,7 @@ import { checkSshHostKeyPinned, sshHostKeyCause } from "./rules/ssh-host-key-pin
 export type { EnforcementLevel, Finding, PlannedResource, PolicyParams, Violation } from "./model";
 export { checkDeviceSingleClaim } from "./rules/device-single-claim";
 export { checkImagePinned, parseImage, unpinnedReason } from "./rules/image-pinned";
+export { checkMonitoringOn, productionPattern, stackOfUrn } from "./rules/monitoring-on";
 export { checkNodeExclusive } from "./rules/node-exclusive";
 export { checkNoSecretLiterals } from "./rules/no-secret-literals";
 export { checkPrivilegedNamespace, checkPrivilegedNamespaceObject } from "./rules/privileged-namespace";
@@ -44,6 +48,7 @@ export const POLICY_NAMES = [
     "storage-privileged-namespace",
     "storage-single-default-class",
     "storage-ssh-host-key-pinned",
+    "storage-monitoring-on",
 ] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
@@ -76,6 +81,18 @@ const namespaceSchema: PolicyConfigSchema = {
             default: DEFAULT_NAMESPACE,
             description:
                 "The storage namespace (zcloud-storage:namespace): the only one where privileged, hostPID, hostIPC or hostNetwork pods may run, and the only privileged Namespace, so a stack that moves zcloud-storage:namespace fails until this is changed too. Set here, in the pack's config, never read from the stack the pack checks; not a system namespace.",
+        },
+    },
+};
+
+const productionStacksSchema: PolicyConfigSchema = {
+    properties: {
+        productionStacks: {
+            type: "array",
+            items: { type: "string", pattern: "^[A-Za-z0-9_.*-]{1,100}$" },
+            default: [...DEFAULT_PRODUCTION_STACKS],
+            description:
+                "Stack names this policy counts as production; `*` stands for any characters (\"prod-*\"). Other stacks are not checked. An empty list turns the policy off everywhere.",
         },
     },
 };
@@ -132,6 +149,14 @@ export const POLICIES: readonly PolicyDef[] = [
         enforcementLevel: "advisory",
         check: (resource) => checkSshHostKeyPinned(resource),
     },
+    {
+        name: "storage-monitoring-on",
+        kind: "stack",
+        description: "A production stack that deploys storages deploys their alert rules (zcloud-storage:monitoring).",
+        enforcementLevel: "advisory",
+        configSchema: productionStacksSchema,
+        check: (resources, params) => checkMonitoringOn(resources, params),
+    },
 ];
 
 export function policyByName(name: string): PolicyDef | undefined {
@@ -159,6 +184,9 @@ export interface PackConfig {
         | { enforcementLevel?: ConfigEnforcementLevel; namespace?: string };
     "storage-single-default-class"?: PolicyConfigValue;
     "storage-ssh-host-key-pinned"?: PolicyConfigValue;
+    "storage-monitoring-on"?:
+        | ConfigEnforcementLevel
+        | { enforcementLevel?: ConfigEnforcementLevel; productionStacks?: string[] };
 }
 
 export interface ResolvedPackConfig {
@@ -190,7 +218,7 @@ function toLevel(value: unknown, where: string, problems: string[]): Enforcement
 export function resolvePackConfig(config: PackConfig | Record<string, unknown> = {}): ResolvedPackConfig {
     const problems: string[] = [];
     const levels = {} as Record<PolicyName, EnforcementLevel>;
-    const params: PolicyParams = { namespace: DEFAULT_NAMESPACE };
+    const params: PolicyParams = { ...DEFAULT_PARAMS };
     const entries = config as Record<string, unknown>;
 
     const levelOf = (key: string): EnforcementLevel | undefined => {
@@ -227,12 +255,12 @@ export function resolvePackConfig(config: PackConfig | Record<string, unknown> =
                     `${policy.name}.${param}: unknown parameter` +
                         (allowed.length ? ` (parameters: ${allowed.join(", ")})` : " (this policy has none)"),
                 );
-            } else if (param === "namespace") {
-                const problem = namespaceParamProblem(value);
+            } else {
+                const problem = paramProblem(param, value);
                 if (problem) {
-                    problems.push(`${policy.name}.namespace: ${problem}`);
+                    problems.push(`${policy.name}.${param}: ${problem}`);
                 } else {
-                    params.namespace = value as string;
+                    (params as unknown as Record<string, unknown>)[param] = value;
                 }
             }
         }

@@ -7,7 +7,7 @@ const ENFORCE_LABEL = "pod-security.kubernetes.io/enforce";
  * storage-privileged-namespace: privileged containers, hostPID, hostIPC or hostNetwork pods only in
  * the storage namespace.
  */
-export function checkPrivilegedNamespace(resource: PlannedResource, params: PolicyParams): string[] {
+export function checkPrivilegedNamespace(resource: PlannedResource, params: Pick<PolicyParams, "namespace">): string[] {
     if (resource.type === NAMESPACE_TYPE) {
         return checkPrivilegedNamespaceObject(resource, params);
     }
@@ -56,7 +56,7 @@ export function checkPrivilegedNamespace(resource: PlannedResource, params: Poli
  * of zcloud-storage:namespace shows: the pack cannot see the old state, but its config names the
  * namespace the stack runs in, so a move passes only once that parameter is changed on purpose.
  */
-export function checkPrivilegedNamespaceObject(resource: PlannedResource, params: PolicyParams): string[] {
+export function checkPrivilegedNamespaceObject(resource: PlannedResource, params: Pick<PolicyParams, "namespace">): string[] {
     const name = str(dig(resource.props, "metadata", "name"));
     const level = dig(resource.props, "metadata", "labels", ENFORCE_LABEL);
     if (name === undefined || level !== "privileged" || name === params.namespace) {

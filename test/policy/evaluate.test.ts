@@ -22,7 +22,7 @@ const ceph = nodeLabel("cephfs", "shared-fs", "node3", ["/dev/sdc"]);
 const unpinnedSsh = nodeCommand("local-fast", "node3", { host: "10.0.0.13" });
 
 describe("pack metadata", () => {
-    it("names seven stable policies, two levels by default", () => {
+    it("names eight stable policies, two levels by default", () => {
         assert.deepEqual(POLICIES.map((p) => p.name), [...POLICY_NAMES]);
         assert.deepEqual(
             POLICIES.map((p) => `${p.name}=${p.enforcementLevel}/${p.kind}`),
@@ -34,6 +34,7 @@ describe("pack metadata", () => {
                 "storage-privileged-namespace=mandatory/resource",
                 "storage-single-default-class=mandatory/stack",
                 "storage-ssh-host-key-pinned=advisory/resource",
+                "storage-monitoring-on=advisory/stack",
             ],
         );
     });
@@ -123,9 +124,10 @@ describe("evaluatePolicies", () => {
         );
     });
 
-    it("defaults the storage namespace to zcloud-storage", () => {
-        assert.deepEqual(resolvePackConfig().params, { namespace: "zcloud-storage" });
-        assert.deepEqual(resolvePackConfig({ "storage-privileged-namespace": { namespace: "storage" } }).params, { namespace: "storage" });
+    it("defaults the storage namespace to zcloud-storage and the production stacks to prod-like names", () => {
+        const productionStacks = ["prod", "prod-*", "*-prod", "production", "production-*", "*-production"];
+        assert.deepEqual(resolvePackConfig().params, { namespace: "zcloud-storage", productionStacks });
+        assert.deepEqual(resolvePackConfig({ "storage-privileged-namespace": { namespace: "storage" } }).params, { namespace: "storage", productionStacks });
     });
 });
 

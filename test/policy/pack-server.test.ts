@@ -12,7 +12,7 @@ import * as pb from "@pulumi/pulumi/proto/analyzer_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 
-import { nodeLabel, nodeCommand, UNKNOWN_STRING, workload } from "./fixtures";
+import { nodeLabel, nodeCommand, storageClass, UNKNOWN_STRING, workload } from "./fixtures";
 
 const packDir = path.join(__dirname, "../../policy");
 
@@ -84,6 +84,7 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
             ["storage-privileged-namespace", pb.EnforcementLevel.MANDATORY],
             ["storage-single-default-class", pb.EnforcementLevel.MANDATORY],
             ["storage-ssh-host-key-pinned", pb.EnforcementLevel.ADVISORY],
+            ["storage-monitoring-on", pb.EnforcementLevel.ADVISORY],
         ]);
         const schema = info.getPoliciesList().find((p) => p.getName() === "storage-privileged-namespace")!.getConfigschema()!;
         assert.equal((schema.getProperties()!.toJavaScript() as Record<string, { default?: string }>).namespace.default, "zcloud-storage");
@@ -129,6 +130,18 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
         );
     });
 
+    it("reports a production stack without alert rules from validateStack, for the stack (no URN)", async () => {
+        const prod = [storageClass("local-fast", true), storageClass("nfs", false)].map((r) => ({ ...r, urn: r.urn.replace("urn:pulumi:dev::", "urn:pulumi:prod::") }));
+        const res = await call<pb.AnalyzeStackRequest, pb.AnalyzeResponse>(
+            client.analyzeStack.bind(client),
+            new pb.AnalyzeStackRequest().setResourcesList(prod.map(stackResource)),
+        );
+        assert.deepEqual(
+            diagnostics(res).map((d) => [d.policy, d.level, d.urn, d.message.split("\n")[1].split(":")[0]]),
+            [["storage-monitoring-on", pb.EnforcementLevel.ADVISORY, "", "Stack 'prod' deploys StorageClasses 'local-fast' and 'nfs' with monitoring off"]],
+        );
+    });
+
     it("applies --policy-pack-config: levels and the namespace parameter", async () => {
         const config = new pb.ConfigureAnalyzerRequest();
         config.getPolicyconfigMap().set(
@@ -166,6 +179,30 @@ describe("policy/index.ts served as a CrossGuard analyzer", () => {
         const req = new pb.AnalyzeRequest().setType(ds.type).setName(ds.name).setUrn(ds.urn).setProperties(Struct.fromJavaScript(ds.props as never)).setOptions(options());
         await assert.rejects(call<pb.AnalyzeRequest, pb.AnalyzeResponse>(client.analyze.bind(client), req), (e: grpc.ServiceError) => {
             assert.match(e.details, /storage-privileged-namespace\.namespace: "kube-system" is a system namespace \(default, kube-node-lease, kube-public, kube-system\); privileged storage pods need a namespace of their own, e\.g\. zcloud-storage/);
+            return true;
+        });
+    });
+
+    it("takes storage-monitoring-on's productionStacks from --policy-pack-config and refuses a bad one", async () => {
+        const configure = (productionStacks: unknown) => {
+            const config = new pb.ConfigureAnalyzerRequest();
+            config.getPolicyconfigMap().set(
+                "storage-monitoring-on",
+                new pb.PolicyConfig().setEnforcementlevel(pb.EnforcementLevel.MANDATORY).setProperties(Struct.fromJavaScript({ productionStacks } as never)),
+            );
+            return call<pb.ConfigureAnalyzerRequest, Empty>(client.configure.bind(client), config);
+        };
+        const analyze = (stack: string) =>
+            call<pb.AnalyzeStackRequest, pb.AnalyzeResponse>(
+                client.analyzeStack.bind(client),
+                new pb.AnalyzeStackRequest().setResourcesList([stackResource({ ...storageClass("nfs", false), urn: storageClass("nfs", false).urn.replace("urn:pulumi:dev::", `urn:pulumi:${stack}::`) })]),
+            );
+        await configure(["live-*"]);
+        assert.deepEqual(diagnostics(await analyze("prod")), []);
+        assert.deepEqual(diagnostics(await analyze("live-eu")).map((d) => [d.policy, d.level]), [["storage-monitoring-on", pb.EnforcementLevel.MANDATORY]]);
+        await configure(["live/eu"]);
+        await assert.rejects(analyze("live-eu"), (e: grpc.ServiceError) => {
+            assert.match(e.details, /storage-monitoring-on\.productionStacks: "live\/eu": not a stack name or pattern/);
             return true;
         });
     });

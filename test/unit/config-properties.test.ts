@@ -122,8 +122,11 @@ describe("properties of the config rules", () => {
     });
 
     test("bounded YAML reads back what was written", () => {
+        // A `<<` key is a YAML merge key, refused on purpose (its own test); fast-check draws it now and then.
+        const hasMergeKey = (v: unknown): boolean =>
+            v !== null && typeof v === "object" && (Object.keys(v).includes("<<") || Object.values(v).some(hasMergeKey));
         fc.assert(
-            fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
+            fc.property(fc.jsonValue({ maxDepth: 4 }).filter((v) => !hasMergeKey(v)), (value) => {
                 assert.deepEqual(loadBoundedYaml(yaml.dump(value), "x.yaml"), value);
             }),
             { numRuns: 200 },
