@@ -35,7 +35,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
 import { PodNetwork, podNetwork } from "./podNetwork";
 import { csiCallProgram, driverCacheRoot, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
-import { copyIntoGuest, flagOf, guestUntil, tokenKubeconfig } from "./guestFiles";
+import { copyIntoGuest, csiSanitySummary, flagOf, guestUntil, tokenKubeconfig, topolvmCapacity } from "./guestFiles";
 import { parseStackConfig } from "../../components/config/parse";
 import { lvmMonitoring, thinPoolPercent, topolvmControllerMetricsTarget, topolvmMetricsTarget } from "../../components/lvm/monitoring";
 import { ruleFile } from "../../components/monitoring/stackMonitoring";
@@ -353,11 +353,7 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
         test(`${s.name}: lvmd and topolvm-node run from the rendered containers on ${s.node}; topolvm-node publishes its free capacity on the Node`, async () => {
             const g = guestOf(s);
             const { nodeSocket, nodeLog } = await startNodePods(s);
-            // With a thin pool, lvmd reports the pool's free space times the overprovision ratio.
-            const free = s.thin
-                ? (await g.check(`lvs --noheadings --units b --nosuffix -o lv_size,data_percent zcloud-${s.name}/pool`)).trim().split(/\s+/)
-                : [(await g.check(`vgs --noheadings --units b --nosuffix -o vg_free zcloud-${s.name}`)).trim()];
-            const expected = s.thin ? String(Math.floor(Number(free[0]) * s.thin.overprovisionRatio - Number(free[0]) * (Number(free[1]) / 100))) : free[0];
+            const expected = await topolvmCapacity(g, `zcloud-${s.name}`, s.thin);
             const annotation = () => kubectl(["get", "node", s.node, "-o", `jsonpath={.metadata.annotations.capacity\\.topolvm\\.io/${s.name}}`]);
             const deadline = Date.now() + 60_000;
             while (Date.now() < deadline && annotation() === "") {
@@ -421,12 +417,7 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
                     "--ginkgo.no-color",
                     ...extra,
                 ].join(" ");
-            const summaryOf = (out: string) => {
-                const m = out.match(/Ran (\d+) of (\d+) Specs.*\n.*?(\d+) Passed \| (\d+) Failed \| (\d+) Pending \| (\d+) Skipped/);
-                assert.ok(m, `no csi-sanity summary in:\n${out.slice(-3000)}`);
-                const [ran, total, passed, failed, pending, skipped] = m.slice(1).map(Number);
-                return { ran, total, passed, failed, pending, skipped };
-            };
+            const summaryOf = csiSanitySummary;
             // Each skip names specs that exist (a renamed spec must not turn a skip into nothing).
             for (const { spec } of s.skips) {
                 const dry = await g.run(sanity(["--ginkgo.dry-run", `--ginkgo.focus='${spec}'`]));

@@ -55,3 +55,24 @@ export async function socketFromGuest(g: Guest, local: string, guestPath: string
     }
     return local;
 }
+
+/**
+ * The capacity topolvm-node publishes for a device class (the Node's `capacity.topolvm.io/<class>`),
+ * from the guest's LVM: a thick class's VG free bytes; a thin class's pool size times the
+ * overprovision ratio, less what the pool's data holds already.
+ */
+export async function topolvmCapacity(g: Guest, vg: string, thin?: { overprovisionRatio: number }): Promise<string> {
+    if (!thin) {
+        return (await g.check(`vgs --noheadings --units b --nosuffix -o vg_free ${vg}`)).trim();
+    }
+    const [size, dataPercent] = (await g.check(`lvs --noheadings --units b --nosuffix -o lv_size,data_percent ${vg}/pool`)).trim().split(/\s+/).map(Number);
+    return String(Math.floor(size * thin.overprovisionRatio - size * (dataPercent / 100)));
+}
+
+/** The counts of csi-sanity's (Ginkgo's) closing summary; fails the test when there is none. */
+export function csiSanitySummary(out: string): { ran: number; total: number; passed: number; failed: number; pending: number; skipped: number } {
+    const m = out.match(/Ran (\d+) of (\d+) Specs.*\n.*?(\d+) Passed \| (\d+) Failed \| (\d+) Pending \| (\d+) Skipped/);
+    assert.ok(m, `no csi-sanity summary in:\n${out.slice(-3000)}`);
+    const [ran, total, passed, failed, pending, skipped] = m.slice(1).map(Number);
+    return { ran, total, passed, failed, pending, skipped };
+}

@@ -10,8 +10,9 @@
  * What stands in for what cannot run here, and nothing else:
  * - the random provider: the plan's own values (tools/plan/recorder.ts makes them from the
  *   resource name), which the plan's policy inputs carry in the clear;
- * - the SSH transport of node commands: `nsenter` into the node, the command's working directory
- *   a home of its own under the node's /var/lib;
+ * - the SSH transport of node commands on namespace nodes: `nsenter` into the node, the command's
+ *   working directory a home of its own under the node's /var/lib (a guest node's commands go
+ *   over real SSH, with the connection the plan gives them);
  * - Services' ClusterIPs: the plan's made-up address in every later input is replaced by the one
  *   the API server allocated (the program reads it back as an output).
  */
@@ -22,13 +23,16 @@ import { PlannedResource, PlanRun } from "../helpers/plan";
 import { toManifest } from "../../tools/plan/manifests";
 import { Change, diffPlans } from "../../tools/plan/diff";
 import { plannedClusterIp } from "../../tools/plan/recorder";
+import { shellQuote } from "../../components/node/script";
 import { NodesCluster } from "./cluster";
 
 export interface ApplyOptions {
     /** The stack's `kubernetes:context`: the context name local commands ask kubectl for. */
     context: string;
-    /** Node name by the address the stack gives it. */
+    /** Node name by the address the stack gives it (namespace nodes). */
     nodeByAddress: Record<string, string>;
+    /** Guest nodes by the `host:port` the stack gives them: their commands run over SSH. */
+    guests?: Record<string, GuestShell>;
     /** Workloads not awaited (they cannot start here); they are still applied. */
     notAwaited?: ReadonlySet<string>;
     /** Variables of the nodes' own environment (an SSH session's), e.g. ZCLOUD_ALLOW_LOOP. */
@@ -46,6 +50,12 @@ export interface AppliedResource {
     done: number;
     /** Set for a resource deleted (gone from the program). */
     deleted?: true;
+}
+
+/** What the applier needs of a guest node (test/vm/harness.ts's Guest): a real SSH session. */
+export interface GuestShell {
+    readonly name: string;
+    run(command: string, opts?: { stdin?: string | Buffer; timeoutMs?: number }): Promise<Result>;
 }
 
 interface Result {
@@ -160,7 +170,18 @@ export class PlanApplier {
     /** A node command's working directory (the SSH user's home), inside the node. */
     private static readonly home = "/var/lib/zcloud-test-home";
 
+    private guest(inputs: Record<string, any>): GuestShell | undefined {
+        return this.options.guests?.[`${inputs.connection?.host}:${inputs.connection?.port ?? 22}`];
+    }
+
     private async copyToNode(inputs: Record<string, any>): Promise<void> {
+        const guest = this.guest(inputs);
+        if (guest) {
+            // relative to the login's home, as an SFTP upload is
+            const target = shellQuote(String(inputs.remotePath));
+            await ok(`copy to ${guest.name}`, guest.run(`mkdir -p "$(dirname ${target})" && cat >${target}`, { stdin: fs.readFileSync(inputs.source.path) }));
+            return;
+        }
         const node = this.node(inputs);
         const target = path.join(this.cluster.dir, "nodes", node, "var-lib", path.basename(PlanApplier.home), inputs.remotePath);
         fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -170,6 +191,13 @@ export class PlanApplier {
     /** Runs `script` (a command's create or delete) in the node the command connects to. */
     private async nodeCommand(r: PlannedResource, inputs: Record<string, any>, script: unknown): Promise<void> {
         if (typeof script !== "string") return;
+        const guest = this.guest(inputs);
+        if (guest) {
+            // the command as the SSH server runs it: the login shell's `sh -c`, in the login's home
+            const result = await ok(`${r.name} on ${guest.name}`, guest.run(script, { stdin: inputs.stdin, timeoutMs: 900_000 }));
+            this.log(`${r.name}: ${result.stdout.trim().split("\n").slice(-3).join(" | ")}`);
+            return;
+        }
         const node = this.node(inputs);
         const pid = fs.readFileSync(path.join(this.cluster.dir, "pids", `${node}.node`), "utf8").trim();
         const result = await ok(

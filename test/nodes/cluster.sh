@@ -5,6 +5,8 @@
 # Usage:
 #   bash test/nodes/cluster.sh start <dir> <node>...   control plane, registry, bridge, the nodes;
 #        returns once every node is Ready. Writes <dir>/kubeconfig; logs in <dir>/logs.
+#   bash test/nodes/cluster.sh guests <dir> <node>...   guest nodes (QEMU guests the caller boots):
+#        their taps, routes and bundles of files (test/nodes/guests.sh)
 #   bash test/nodes/cluster.sh stop <dir>               ends every node and process start began
 #        (also after a failed start), removes the bridge and the nodes' cgroups.
 #   bash test/nodes/cluster.sh restart <dir> <node> kubelet|containerd|kube-proxy
@@ -41,6 +43,8 @@ registry=$host_ip:5000
 cluster_cidr=10.245.0.0/16
 
 die() { echo "nodes: $*" >&2; exit 1; }
+# shellcheck source=test/nodes/guests.sh
+. "$here/guests.sh"
 say() { echo "nodes: $*"; }
 
 # Index i of the i-th node given to start (1-based), as recorded in <dir>/nodes/<node>/index.
@@ -418,7 +422,6 @@ stop_if_failed() {
 }
 
 start() {
-  [ $# -ge 1 ] || die "usage: cluster.sh start <dir> <node>..."
   [ ! -e "$dir/pids" ] || die "$dir holds a cluster already (stop it first)"
   for bin in kubelet kube-proxy containerd containerd-shim-runc-v2 runc crane bridge host-local nsenter unshare ip nft openssl curl go; do
     command -v "$bin" >/dev/null || die "$bin is not on PATH (source the env file test/engine/build-tools.sh prints)"
@@ -445,7 +448,8 @@ start() {
   done
   for node in "$@"; do start_node "$node"; done
   route_pods "$@"
-  printf '%s\n' "$@" >"$dir/node-names"
+  : >"$dir/node-names"
+  for node in "$@"; do echo "$node" >>"$dir/node-names"; done
   for node in "$@"; do await "node $node Ready" node_ready "$node"; done
   say "$# node(s) Ready in $(( $(date +%s) - began ))s: $*"
   say "kubeconfig $dir/kubeconfig"
@@ -485,6 +489,7 @@ stop() {
   end_pid registry
   [ ! -d "$dir/cp" ] || bash "$here/../engine/controlplane.sh" stop "$dir/cp" >>"$dir/logs/controlplane.log" 2>&1 || true
   remove_cgroups
+  remove_guest_taps
   undo_host_fixups
   if [ -f "$dir/bridge" ]; then
     ip link del "$(cat "$dir/bridge")" 2>/dev/null || true
@@ -519,7 +524,7 @@ reboot() {
 }
 
 main() {
-  [ $# -ge 2 ] || die "usage: cluster.sh start|stop|restart|reboot|udev <dir> ..."
+  [ $# -ge 2 ] || die "usage: cluster.sh start|guests|stop|restart|reboot|udev <dir> ..."
   cmd=$1
   mkdir -p "$2"
   dir=$(cd "$2" && pwd)
@@ -529,8 +534,9 @@ main() {
     stop) stop ;;
     restart) [ $# -eq 2 ] || die "usage: cluster.sh restart <dir> <node> kubelet|containerd|kube-proxy"; restart "$@" ;;
     reboot) [ $# -eq 1 ] || die "usage: cluster.sh reboot <dir> <node>"; reboot "$1" ;;
+    guests) guests "$@" ;;
     udev) mapfile -t nodes <"$dir/node-names"; for node in "${nodes[@]}"; do write_udev_data "$node"; done ;;
-    *) die "unknown command $cmd (start, stop, restart, reboot, udev)" ;;
+    *) die "unknown command $cmd (start, guests, stop, restart, reboot, udev)" ;;
   esac
 }
 

@@ -13,8 +13,15 @@
 #   ceph         quay.io/ceph/ceph:v20.2.4 from the Ceph tier's Debian sid chroot (20.2.4), the ceph
 #                user re-numbered to quay.io's uid/gid 167 (Debian's is 64045)
 #   ceph-debian  the same with Debian's 64045 (an existing stack's daemons roll from it to `ceph`)
+#   topolvm      ghcr.io/topolvm/topolvm-with-sidecar:0.41.0 as upstream's Dockerfile makes it (its
+#                base ubuntu:22.04 plus btrfs-progs, file, xfsprogs) on Debian bookworm minbase plus
+#                the same and e2fsprogs (in ubuntu's base, not in Debian's minbase), with the drivers
+#                tier's hypertopolvm and its links; without the CSI sidecars (not served here)
+# `build` takes image names (default: all); topolvm needs the drivers build (build-drivers.sh).
 # Env: ZCLOUD_NODES_CACHE (default $HOME/.cache/zcloud-storage/nodes),
-#      ZCLOUD_CEPH_CACHE (default $HOME/.cache/zcloud-storage/ceph)
+#      ZCLOUD_CEPH_CACHE (default $HOME/.cache/zcloud-storage/ceph),
+#      ZCLOUD_DRIVER_CACHE (default $HOME/.cache/zcloud-storage/drivers),
+#      ZCLOUD_DEBIAN_MIRROR (default http://deb.debian.org/debian)
 set -eu
 
 cache=${ZCLOUD_NODES_CACHE:-$HOME/.cache/zcloud-storage/nodes}/images
@@ -22,17 +29,22 @@ ceph_root=${ZCLOUD_CEPH_CACHE:-$HOME/.cache/zcloud-storage/ceph}/sid-20.2.4
 CEPH_TAG=v20.2.4
 CEPH_UID=167           # quay.io/ceph/ceph's ceph user and group
 DEBIAN_CEPH_UID=64045  # Debian's
+TOPOLVM_TAG=0.41.0
+topolvm_build=${ZCLOUD_DRIVER_CACHE:-$HOME/.cache/zcloud-storage/drivers}/topolvm-v$TOPOLVM_TAG
+MIRROR=${ZCLOUD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 die() { echo "images: $*" >&2; exit 1; }
 
-# A recipe's directory: <cache>/<image>-<sha12 of this script and the source's marker>.
-recipe_dir() { # <image> <source marker file>
-  sum=$(cat "$0" "$2" | sha256sum | cut -c1-12)
-  echo "$cache/$1-$sum"
+# A recipe's directory: <cache>/<image>-<sha12 of this script and the sources' markers>.
+recipe_dir() { # <image> <source marker file>...
+  local image=$1; shift
+  sum=$(cat "$0" "$@" | sha256sum | cut -c1-12)
+  echo "$cache/$image-$sum"
 }
 
 toolbox_dir() { recipe_dir toolbox /bin/busybox; }
 ceph_dir() { recipe_dir ceph "$ceph_root/.done"; }
+topolvm_dir() { recipe_dir topolvm "$topolvm_build/hypertopolvm"; }
 
 build_toolbox() {
   out=$1
@@ -76,6 +88,21 @@ build_ceph() {
   ceph_layers "$1" "$DEBIAN_CEPH_UID"
 }
 
+build_topolvm() {
+  out=$1 root=$1/root
+  [ -x "$topolvm_build/hypertopolvm" ] || die "no TopoLVM build at $topolvm_build (sh test/drivers/build-drivers.sh)"
+  debootstrap --variant=minbase --include=btrfs-progs,file,xfsprogs,e2fsprogs bookworm "$root" "$MIRROR" \
+    >"$out/debootstrap.log" 2>&1 || die "debootstrap bookworm failed: $(tail -n 5 "$out/debootstrap.log")"
+  rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" "$root/var/cache/apt"/*.bin \
+    "$root/var/cache/apt/archives"/*.deb "$root/var/lib/apt/lists"/* "$root/debootstrap"
+  cp "$topolvm_build/hypertopolvm" "$root/hypertopolvm"
+  for program in lvmd topolvm-node topolvm-controller topolvm-scheduler; do
+    ln -s hypertopolvm "$root/$program"
+  done
+  tar -C "$root" --numeric-owner -czf "$out/layer.tar.gz" .
+  rm -rf "$root"
+}
+
 # Builds one image's recipe unless its .done marker is there.
 ensure() { # <image> <dir>
   image=$1 out=$2 start=$(date +%s)
@@ -90,9 +117,17 @@ ensure() { # <image> <dir>
   echo "$image: built in $(( $(date +%s) - start ))s, $(du -sh "$out" | cut -f1)"
 }
 
+IMAGES="toolbox ceph topolvm"
+
 build() {
-  ensure toolbox "$(toolbox_dir)"
-  ensure ceph "$(ceph_dir)"
+  # shellcheck disable=SC2086 # the list of names
+  [ $# -gt 0 ] || set -- $IMAGES
+  for image in "$@"; do
+    case " $IMAGES " in
+      *" $image "*) ensure "$image" "$("${image}_dir")" ;;
+      *) die "unknown image $image ($IMAGES)" ;;
+    esac
+  done
 }
 
 # Appends layers to an empty base and sets the config; blobs the registry has are not sent again.
@@ -109,10 +144,10 @@ push_image() { # <reference> <mutate flags...> -- <layer...>
 
 push() {
   registry=$1
-  for dir in "$(toolbox_dir)" "$(ceph_dir)"; do
+  for dir in "$(toolbox_dir)" "$(ceph_dir)" "$(topolvm_dir)"; do
     [ -f "$dir/.done" ] || die "$dir is not built (bash test/nodes/images.sh build)"
   done
-  toolbox=$(toolbox_dir) ceph=$(ceph_dir)
+  toolbox=$(toolbox_dir) ceph=$(ceph_dir) topolvm=$(topolvm_dir)
   ref=$registry/zcloud/toolbox:$(basename "$toolbox" | sed 's/^toolbox-//')
   push_image "$ref" --cmd /bin/sh -- "$toolbox/layer.tar.gz"
   echo "toolbox $ref"
@@ -124,13 +159,16 @@ push() {
   ref=$registry/debian-uid/ceph/ceph:$CEPH_TAG
   push_image "$ref" "${env[@]}" -- "$ceph/layer-$DEBIAN_CEPH_UID.tar.gz" "$ceph/etc-$DEBIAN_CEPH_UID.tar.gz"
   echo "ceph-debian $ref"
+  ref=$registry/topolvm/topolvm-with-sidecar:$TOPOLVM_TAG
+  push_image "$ref" --entrypoint /hypertopolvm -- "$topolvm/layer.tar.gz"
+  echo "topolvm $ref"
 }
 
 main() {
   case "${1:-}" in
-    build) build ;;
+    build) shift; build "$@" ;;
     push) [ $# -eq 2 ] || die "usage: images.sh push <registry host:port>"; push "$2" ;;
-    *) die "usage: images.sh build | push <registry host:port>" ;;
+    *) die "usage: images.sh build [image...] | push <registry host:port>" ;;
   esac
 }
 

@@ -22,11 +22,13 @@ set -o pipefail
 
 SUITE=bookworm
 # Packages on top of minbase. The iSCSI test needs open-iscsi, lvm2-lockd,
-# sanlock and multipath-tools; sudo lets tests run scripts as a non-root user.
+# sanlock and multipath-tools; sudo lets tests run scripts as a non-root user;
+# the nodes tier's guests run kube-proxy, whose nftables mode execs nft.
 PACKAGES="linux-image-amd64 udev systemd-sysv kmod iproute2 procps
 openssh-server sudo
 lvm2 thin-provisioning-tools xfsprogs e2fsprogs
-open-iscsi lvm2-lockd sanlock multipath-tools nfs-common"
+open-iscsi lvm2-lockd sanlock multipath-tools nfs-common
+nftables"
 # Kernel module trees a headless virtio guest never loads; dropped to keep
 # the image small.
 PRUNE_MODULES="sound drivers/gpu drivers/media drivers/net/wireless
