@@ -17,10 +17,9 @@ import { PlanRun, PlannedResource, baseConfig, planValues, resourceNamed } from 
 import { ApiStandIn, startApiStandIn } from "./apiStandIn";
 import { LoopVolumeGroup, loopVolumeGroup } from "./hostLvm";
 import { PodNetwork, podNetwork } from "./podNetwork";
-import { driverCacheRoot, lookupProgram, topolvmBuildDir } from "./programs";
+import { csiSanityVersion, driverCacheRoot, lookupProgram, topolvmBuildDir } from "./programs";
 import { PodIdentity, PreparedContainer, StartOptions, StartedContainer, prepareContainer, startContainer, waitFor } from "./runner";
 
-const csiSanityVersion = "5.6.0";
 /**
  * What csi-sanity can check without a cluster behind the stand-in API: creating a volume needs
  * the node to reconcile a stored LogicalVolume, which the stand-in does not keep.

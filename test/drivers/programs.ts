@@ -77,3 +77,14 @@ export function csiCallProgram(): string {
     }
     return program;
 }
+
+/** kubernetes-csi's csi-sanity, as build-drivers.sh pins and caches it. */
+export const csiSanityVersion = "5.6.0";
+
+export function csiSanityProgram(): string {
+    const program = path.join(driverCacheRoot, `csi-sanity-v${csiSanityVersion}`, "csi-sanity");
+    if (!fs.existsSync(program)) {
+        throw new Error(`${program} is missing: run sh test/drivers/build-drivers.sh (it builds csi-sanity v${csiSanityVersion})`);
+    }
+    return program;
+}

@@ -16,7 +16,8 @@
 #   topolvm      ghcr.io/topolvm/topolvm-with-sidecar:0.41.0 as upstream's Dockerfile makes it (its
 #                base ubuntu:22.04 plus btrfs-progs, file, xfsprogs) on Debian bookworm minbase plus
 #                the same and e2fsprogs (in ubuntu's base, not in Debian's minbase), with the drivers
-#                tier's hypertopolvm and its links; without the CSI sidecars (not served here)
+#                tier's hypertopolvm and its links; of the CSI sidecars (not served here) only a
+#                stand-in for livenessprobe (test/drivers/csi-call/livenessprobe, ours)
 # `build` takes image names (default: all); topolvm needs the drivers build (build-drivers.sh).
 # Env: ZCLOUD_NODES_CACHE (default $HOME/.cache/zcloud-storage/nodes),
 #      ZCLOUD_CEPH_CACHE (default $HOME/.cache/zcloud-storage/ceph),
@@ -44,7 +45,8 @@ recipe_dir() { # <image> <source marker file>...
 
 toolbox_dir() { recipe_dir toolbox /bin/busybox; }
 ceph_dir() { recipe_dir ceph "$ceph_root/.done"; }
-topolvm_dir() { recipe_dir topolvm "$topolvm_build/hypertopolvm"; }
+livenessprobe_source=$(cd "$(dirname "$0")/../drivers/csi-call" && pwd)
+topolvm_dir() { recipe_dir topolvm "$topolvm_build/hypertopolvm" "$livenessprobe_source/livenessprobe/main.go" "$livenessprobe_source/go.sum"; }
 
 build_toolbox() {
   out=$1
@@ -99,6 +101,8 @@ build_topolvm() {
   for program in lvmd topolvm-node topolvm-controller topolvm-scheduler; do
     ln -s hypertopolvm "$root/$program"
   done
+  # the liveness probes' server: the plugins' /healthz (port 9808) is the sidecar's
+  (cd "$livenessprobe_source" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags "-s -w" -o "$root/livenessprobe" ./livenessprobe)
   tar -C "$root" --numeric-owner -czf "$out/layer.tar.gz" .
   rm -rf "$root"
 }
@@ -114,6 +118,10 @@ ensure() { # <image> <dir>
   mkdir -p "$out"
   "build_$image" "$out"
   touch "$out/.done"
+  # the image's older recipes (this script or its sources changed since): a few hundred MB each
+  for old in "$cache/$image"-*; do
+    [ "$old" = "$out" ] || rm -rf "$old"
+  done
   echo "$image: built in $(( $(date +%s) - start ))s, $(du -sh "$out" | cut -f1)"
 }
 
