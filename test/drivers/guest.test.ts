@@ -35,7 +35,7 @@ import { Guest, GuestSet, HOST_FROM_GUEST, bootGuests } from "../vm/harness";
 import { PodNetwork, podNetwork } from "./podNetwork";
 import { csiCallProgram, csiSanityProgram, topolvmBuildDir } from "./programs";
 import { PreparedContainer, StartedContainer, guestCommand, prepareContainer, startContainer, waitFor } from "./runner";
-import { copyIntoGuest, csiSanitySummary, flagOf, guestUntil, tokenKubeconfig, topolvmCapacity } from "./guestFiles";
+import { copyIntoGuest, csiSanityCommand, csiSanitySummary, flagOf, GuestLvmStorage, guestLvmStackYaml, guestUntil, tokenKubeconfig, topolvmCapacity } from "./guestFiles";
 import { parseStackConfig } from "../../components/config/parse";
 import { lvmMonitoring, thinPoolPercent, topolvmControllerMetricsTarget, topolvmMetricsTarget } from "../../components/lvm/monitoring";
 import { ruleFile } from "../../components/monitoring/stackMonitoring";
@@ -68,11 +68,7 @@ const thickSkips: SanitySkip[] = [
 ];
 
 /** One storage of the stack, served by a guest of its own (a node is in at most one LVM storage). */
-interface StorageUnderTest {
-    name: string;
-    node: string;
-    disk: string;
-    thin?: { overprovisionRatio: number; snapshots: boolean };
+interface StorageUnderTest extends GuestLvmStorage {
     /** csi-sanity specs skipped for this storage; everything else must pass. */
     skips: SanitySkip[];
     /** Its guest reboots in the last test (booted rebootable). */
@@ -140,22 +136,7 @@ async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
     }
 }
 
-function stackYaml(): string {
-    const hostKeys: Record<string, string> = {};
-    const nodes: Record<string, unknown> = {};
-    for (const s of storages) {
-        const c = guestOf(s).connection;
-        hostKeys[s.node] = c.hostKey;
-        nodes[s.node] = { address: c.host, port: c.port };
-    }
-    return yaml.dump({
-        config: {
-            "zcloud-storage:ssh": { user: "root", privateKey: { secure: "v1:drivers-guest" }, hostKeys },
-            "zcloud-storage:nodes": nodes,
-            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}) })),
-        },
-    });
-}
+const stackYaml = (): string => guestLvmStackYaml(storages, guestOf, "v1:drivers-guest");
 
 /** A kubeconfig with a ServiceAccount's token (the rendered RBAC decides what it may do). */
 function kubeconfigFor(serviceAccount: string, server: string): string {
@@ -403,19 +384,7 @@ describe("TopoLVM on a real kernel against a real API server", { timeout: 3_600_
             const work = path.join(dir, `sanity-${s.name}`);
             const params = path.join(work, "params.yaml");
             await g.check(`mkdir -p ${work} && cat >${params}`, { stdin: yaml.dump({ "csi.storage.k8s.io/fstype": "xfs", "topolvm.io/device-class": s.name }) });
-            const sanity = (extra: string[]) =>
-                [
-                    guestSanity,
-                    `--csi.endpoint=unix://${nodeSocket}`,
-                    `--csi.controllerendpoint=unix://${controllerInGuest}`,
-                    `--csi.mountdir=${work}/mount`,
-                    `--csi.stagingdir=${work}/staging`,
-                    `--csi.testvolumesize=${GiB}`,
-                    `--csi.testvolumeexpandsize=${2 * GiB}`,
-                    `--csi.testvolumeparameters=${params}`,
-                    "--ginkgo.no-color",
-                    ...extra,
-                ].join(" ");
+            const sanity = (extra: string[]) => csiSanityCommand({ program: guestSanity, nodeSocket, controllerSocket: controllerInGuest, work, params, extra });
             const summaryOf = csiSanitySummary;
             // Each skip names specs that exist (a renamed spec must not turn a skip into nothing).
             for (const { spec } of s.skips) {

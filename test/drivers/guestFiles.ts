@@ -76,3 +76,51 @@ export function csiSanitySummary(out: string): { ran: number; total: number; pas
     const [ran, total, passed, failed, pending, skipped] = m.slice(1).map(Number);
     return { ran, total, passed, failed, pending, skipped };
 }
+
+/** An LVM storage on a guest of its own, as the guest tests declare it. */
+export interface GuestLvmStorage {
+    name: string;
+    node: string;
+    /** The guest's disk serial the storage takes. */
+    disk: string;
+    thin?: { overprovisionRatio: number; snapshots: boolean };
+}
+
+/**
+ * The stack config of LVM storages on guests: each guest a node at its SSH address with its host
+ * key pinned, each storage on its guest's disk (by its /dev/disk/by-id path); `extra` keys beside.
+ */
+export function guestLvmStackYaml<S extends GuestLvmStorage>(storages: S[], guestOf: (s: S) => Guest, privateKeyMarker: string, extra: Record<string, unknown> = {}): string {
+    const hostKeys: Record<string, string> = {};
+    const nodes: Record<string, unknown> = {};
+    for (const s of storages) {
+        const c = guestOf(s).connection;
+        hostKeys[s.node] = c.hostKey;
+        nodes[s.node] = { address: c.host, port: c.port };
+    }
+    return yaml.dump({
+        config: {
+            ...extra,
+            "zcloud-storage:ssh": { user: "root", privateKey: { secure: privateKeyMarker }, hostKeys },
+            "zcloud-storage:nodes": nodes,
+            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}) })),
+        },
+    });
+}
+
+/** csi-sanity's command line in a guest: both sockets, its work directory, 1 GiB volumes expanded to 2 GiB. */
+export function csiSanityCommand(a: { program: string; nodeSocket: string; controllerSocket: string; work: string; params: string; extra?: string[] }): string {
+    const GiB = 1024 ** 3;
+    return [
+        a.program,
+        `--csi.endpoint=unix://${a.nodeSocket}`,
+        `--csi.controllerendpoint=unix://${a.controllerSocket}`,
+        `--csi.mountdir=${a.work}/mount`,
+        `--csi.stagingdir=${a.work}/staging`,
+        `--csi.testvolumesize=${GiB}`,
+        `--csi.testvolumeexpandsize=${2 * GiB}`,
+        `--csi.testvolumeparameters=${a.params}`,
+        "--ginkgo.no-color",
+        ...(a.extra ?? []),
+    ].join(" ");
+}

@@ -241,15 +241,18 @@ route_pods() {
   done
 }
 
-write_containerd_config() {
-  node=$1 nd=$dir/nodes/$1 pause_ref=$2
-  mkdir -p "$nd/certs.d/$registry" "$nd/cni"
-  cat >"$nd/certs.d/$registry/hosts.toml" <<EOF
+# containerd's config and its registry hosts (certs.d) in <dir>, for a node whose containerd finds
+# them at <config dir>, runs <runc> with systemd cgroups or not, and CNI plugins of <cni bin dir>
+# with configs in <cni conf dir>.
+containerd_files() { # <dir> <pause ref> <config dir> <runc> <systemd cgroup: true|false> <cni bin dir> <cni conf dir>
+  out=$1 pause_ref=$2 config_dir=$3 runc=$4 systemd_cgroup=$5 cni_bin=$6 cni_conf=$7
+  mkdir -p "$out/certs.d/$registry"
+  cat >"$out/certs.d/$registry/hosts.toml" <<EOF
 server = "http://$registry"
 [host."http://$registry"]
   capabilities = ["pull", "resolve"]
 EOF
-  cat >"$nd/containerd.toml" <<EOF
+  cat >"$out/containerd.toml" <<EOF
 version = 3
 root = "/var/lib/containerd"
 state = "/run/containerd"
@@ -260,33 +263,44 @@ state = "/run/containerd"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "$pause_ref"
   [plugins."io.containerd.cri.v1.images".registry]
-    config_path = "$nd/certs.d"
+    config_path = "$config_dir/certs.d"
 [plugins."io.containerd.cri.v1.runtime"]
   tolerate_missing_hugetlb_controller = true
-  # no CAP_SYS_RESOURCE here: the pause container's -998 would fail; capped at containerd's own
+  # no CAP_SYS_RESOURCE on this machine: the pause container's -998 would fail; capped at containerd's own
   restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-      BinaryName = "$(command -v runc)"
-      SystemdCgroup = false
+      BinaryName = "$runc"
+      SystemdCgroup = $systemd_cgroup
   [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["$(dirname "$(command -v bridge)")"]
-    conf_dir = "$nd/cni"
+    bin_dirs = ["$cni_bin"]
+    conf_dir = "$cni_conf"
 EOF
-  cat >"$nd/cni/10-zcloud.conflist" <<EOF
+}
+
+# The pod network of a node: a bridge with the node's pod /24, as <file>.
+cni_conflist() { # <file> <node>
+  mkdir -p "$(dirname "$1")"
+  cat >"$1" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "zcloud-pods",
   "plugins": [
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$(node_pod_cidr "$node")"}]],
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$(node_pod_cidr "$2")"}]],
               "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "/var/lib/cni/networks"}},
     {"type": "portmap", "capabilities": {"portMappings": true}},
     {"type": "loopback"}
   ]
 }
 EOF
+}
+
+write_containerd_config() {
+  node=$1 nd=$dir/nodes/$1
+  containerd_files "$nd" "$2" "$nd" "$(command -v runc)" false "$(dirname "$(command -v bridge)")" "$nd/cni"
+  cni_conflist "$nd/cni/10-zcloud.conflist" "$node"
 }
 
 # A kubeconfig for <user> with a certificate of <subject>, signed by the cluster CA.
@@ -336,22 +350,27 @@ authorization: {mode: Webhook}
 EOF
 }
 
-write_kube_proxy_config() {
-  node=$1 nd=$dir/nodes/$1
-  client_kubeconfig "$nd/kube-proxy.kubeconfig" "kube-proxy-$node" "/CN=system:kube-proxy"
-  cat >"$nd/kube-proxy.yaml" <<EOF
+# kube-proxy's config for <node>, with its kubeconfig at <kubeconfig> (as the node sees it).
+kube_proxy_yaml() { # <file> <node> <kubeconfig>
+  cat >"$1" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: nftables
 clusterCIDR: $cluster_cidr
 detectLocalMode: ClusterCIDR
-hostnameOverride: $node
-clientConnection: {kubeconfig: $nd/kube-proxy.kubeconfig}
-# nf_conntrack_max is machine-wide: left as it is
+hostnameOverride: $2
+clientConnection: {kubeconfig: $3}
+# nf_conntrack_max is machine-wide on namespace nodes: left as it is
 conntrack: {maxPerCore: 0}
 metricsBindAddress: 127.0.0.1:10249
 healthzBindAddress: 127.0.0.1:10256
 EOF
+}
+
+write_kube_proxy_config() {
+  node=$1 nd=$dir/nodes/$1
+  client_kubeconfig "$nd/kube-proxy.kubeconfig" "kube-proxy-$node" "/CN=system:kube-proxy"
+  kube_proxy_yaml "$nd/kube-proxy.yaml" "$node" "$nd/kube-proxy.kubeconfig"
 }
 
 # Starts one of a node's daemons in the node, its output in logs/<node>-<daemon>.log; records the

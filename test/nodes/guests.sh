@@ -29,55 +29,6 @@ make_guest_tap() {
   ip link set "$tap" master "$bridge" up
 }
 
-guest_containerd_config() { # <etc dir> <pause ref>
-  etc=$1
-  mkdir -p "$etc/containerd/certs.d/$registry"
-  cat >"$etc/containerd/certs.d/$registry/hosts.toml" <<EOF
-server = "http://$registry"
-[host."http://$registry"]
-  capabilities = ["pull", "resolve"]
-EOF
-  cat >"$etc/containerd/config.toml" <<EOF
-version = 3
-root = "/var/lib/containerd"
-state = "/run/containerd"
-[grpc]
-  address = "/run/containerd/containerd.sock"
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "$2"
-  [plugins."io.containerd.cri.v1.images".registry]
-    config_path = "/etc/containerd/certs.d"
-[plugins."io.containerd.cri.v1.runtime"]
-  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-      BinaryName = "/opt/zcnode/bin/runc"
-      SystemdCgroup = true
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["/opt/zcnode/bin"]
-    conf_dir = "/etc/cni/net.d"
-EOF
-}
-
-guest_cni_config() { # <etc dir> <node>
-  mkdir -p "$1/cni/net.d"
-  cat >"$1/cni/net.d/10-zcloud.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "zcloud-pods",
-  "plugins": [
-    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$(node_pod_cidr "$2")"}]],
-              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "/var/lib/cni/networks"}},
-    {"type": "portmap", "capabilities": {"portMappings": true}},
-    {"type": "loopback"}
-  ]
-}
-EOF
-}
-
 guest_kubernetes_config() { # <etc dir> <node>
   k8s=$1/kubernetes node=$2
   mkdir -p "$k8s"
@@ -101,17 +52,7 @@ authentication:
   x509: {clientCAFile: /etc/kubernetes/ca.crt}
 authorization: {mode: Webhook}
 EOF
-  cat >"$k8s/kube-proxy.yaml" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-mode: nftables
-clusterCIDR: $cluster_cidr
-detectLocalMode: ClusterCIDR
-hostnameOverride: $node
-clientConnection: {kubeconfig: /etc/kubernetes/kube-proxy.kubeconfig}
-metricsBindAddress: 127.0.0.1:10249
-healthzBindAddress: 127.0.0.1:10256
-EOF
+  kube_proxy_yaml "$k8s/kube-proxy.yaml" "$node" /etc/kubernetes/kube-proxy.kubeconfig
 }
 
 # The guest's units: its bridge address and routes to the other nodes' pods, then the daemons.
@@ -227,8 +168,9 @@ guests() {
   for node in "$@"; do
     etc=$dir/nodes/$node/guest/etc
     mkdir -p "$etc"
-    guest_containerd_config "$etc" "$pause_ref"
-    guest_cni_config "$etc" "$node"
+    containerd_files "$etc/containerd" "$pause_ref" /etc/containerd /opt/zcnode/bin/runc true /opt/zcnode/bin /etc/cni/net.d
+    mv "$etc/containerd/containerd.toml" "$etc/containerd/config.toml"
+    cni_conflist "$etc/cni/net.d/10-zcloud.conflist" "$node"
     guest_kubernetes_config "$etc" "$node"
     guest_units "$etc" "$node" "${namespace_nodes[@]}" "$@"
     say "guest $node: tap $(guest_tap "$node"), $(node_ip "$node"), pods $(node_pod_cidr "$node"), bundle $dir/nodes/$node/guest"

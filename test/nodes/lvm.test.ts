@@ -22,7 +22,7 @@ import * as path from "node:path";
 import * as yaml from "js-yaml";
 import { planYaml, PlanRun } from "../helpers/plan";
 import { bootGuests, Guest, GuestSet } from "../vm/harness";
-import { copyIntoGuest, csiSanitySummary, topolvmCapacity } from "../drivers/guestFiles";
+import { copyIntoGuest, csiSanityCommand, csiSanitySummary, GuestLvmStorage, guestLvmStackYaml, topolvmCapacity } from "../drivers/guestFiles";
 import { csiCallProgram, csiSanityProgram } from "../drivers/programs";
 import { NodesCluster, startCluster, waitFor } from "./cluster";
 import { GuestShell, PlanApplier } from "./apply";
@@ -30,11 +30,7 @@ import { GuestShell, PlanApplier } from "./apply";
 const NS = "zcloud-storage";
 const CONTEXT = "nodes-tier";
 
-interface StorageUnderTest {
-    name: string;
-    node: string;
-    disk: string;
-    thin?: { overprovisionRatio: number; snapshots: boolean };
+interface StorageUnderTest extends GuestLvmStorage {
     reboots?: boolean;
 }
 
@@ -52,24 +48,8 @@ const since = () => `${((Date.now() - began) / 1000).toFixed(0)} s`;
 
 const guestOf = (s: StorageUnderTest): Guest => vms!.get(s.node);
 
-function stackYaml(): string {
-    const hostKeys: Record<string, string> = {};
-    const nodes: Record<string, unknown> = {};
-    for (const s of storages) {
-        const c = guestOf(s).connection;
-        hostKeys[s.node] = c.hostKey;
-        nodes[s.node] = { address: c.host, port: c.port };
-    }
-    return yaml.dump({
-        config: {
-            "kubernetes:context": CONTEXT,
-            "zcloud-storage:ssh": { user: "root", privateKey: { secure: "v1:nodes-tier" }, hostKeys },
-            "zcloud-storage:nodes": nodes,
-            "zcloud-storage:imageRegistry": "10.250.0.1:5000",
-            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}) })),
-        },
-    });
-}
+const stackYaml = (): string =>
+    guestLvmStackYaml(storages, guestOf, "v1:nodes-tier", { "kubernetes:context": CONTEXT, "zcloud-storage:imageRegistry": "10.250.0.1:5000" });
 
 before(async () => {
     cluster = startCluster([], "zcloud-nodes-lvm-");
@@ -104,14 +84,7 @@ before(async () => {
 });
 
 after(async () => {
-    if (vms) {
-        for (const s of storages) {
-            const g = vms.get(s.node);
-            const logs = await g.run("journalctl -u kubelet -u containerd --no-pager -n 40 -q; crictl --version 2>/dev/null || true");
-            fs.writeFileSync(path.join(cluster.dir, "logs", `${s.node}-journal.log`), logs.stdout + logs.stderr);
-        }
-        await vms.close();
-    }
+    await vms?.close();
     if (cluster) cluster.stop();
     console.log(figures.map((f) => `# ${f}`).join("\n"));
 });
@@ -173,15 +146,19 @@ test("applied as pulumi up applies it: the kubelets pull the TopoLVM image and r
 
     t = Date.now();
     const nodes = storages.map((s) => s.node).sort();
+    let last: ContainerSeen[] = [];
     const settled = await waitFor("every TopoLVM container Running, or tried and failed", 480_000, () => {
-        const seen = containersSeen();
+        const seen = (last = containersSeen());
         const ours = seen.filter((c) => !(c.container in sidecarPrograms));
         const sidecars = seen.filter((c) => c.container in sidecarPrograms);
         const workloads = new Set(seen.map((c) => `${c.workload} ${c.node}`));
         const expected = [...storages.map((s) => `lvmd-${s.name} ${s.node}`), ...nodes.map((n) => `topolvm-node ${n}`)];
         const all = expected.every((w) => workloads.has(w)) && seen.some((c) => c.workload === "topolvm-controller");
         return all && ours.every((c) => c.running && (c.container !== "lvmd" || c.ready)) && sidecars.every((c) => c.why !== "" && c.why !== "ContainerCreating") ? seen : undefined;
-    }, 5000);
+    }, 5000).catch((e) => {
+        console.log(last.map((c) => `# ${c.workload} ${c.node} ${c.container} running=${c.running} ready=${c.ready} ${c.why.slice(0, 300)}`).join("\n"));
+        throw e;
+    });
     figures.push(`pods settled ${((Date.now() - t) / 1000).toFixed(0)} s after the apply (image pulled and unpacked in each guest, under TCG)`);
     console.log(settled.map((c) => `# ${c.workload} ${c.node} ${c.container} running=${c.running} ready=${c.ready} ${c.why.slice(0, 160)}`).join("\n"));
 
@@ -274,20 +251,8 @@ test("csi-sanity's full suite against the thin storage's pods (topolvm-node's so
     const restarts = () => Object.fromEntries((cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${thin.node}`).items as any[]).flatMap((p) => (p.status.containerStatuses ?? []).filter((c: any) => !(c.name in sidecarPrograms)).map((c: any) => [`${p.metadata.name}/${c.name}`, c.restartCount])));
     const before = restarts();
     const t = Date.now();
-    const r = await g.run(
-        [
-            `${guestBin}/csi-sanity`,
-            `--csi.endpoint=unix://${nodeSocket}`,
-            `--csi.controllerendpoint=unix://${await controllerSocket(g)}`,
-            `--csi.mountdir=${work}/mount`,
-            `--csi.stagingdir=${work}/staging`,
-            `--csi.testvolumesize=${GiB}`,
-            `--csi.testvolumeexpandsize=${2 * GiB}`,
-            `--csi.testvolumeparameters=${params}`,
-            "--ginkgo.no-color",
-        ].join(" "),
-        { timeoutMs: 1_800_000 },
-    );
+    const command = csiSanityCommand({ program: `${guestBin}/csi-sanity`, nodeSocket, controllerSocket: await controllerSocket(g), work, params });
+    const r = await g.run(command, { timeoutMs: 1_800_000 });
     const out = `${r.stdout}${r.stderr}`;
     assert.equal(r.code, 0, `csi-sanity failed:\n${out.slice(-20000)}`);
     const { total, passed, failed, pending, skipped } = csiSanitySummary(out);

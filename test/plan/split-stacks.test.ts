@@ -192,7 +192,13 @@ describe("the example split of stacks/Pulumi.prod.yaml", () => {
         const inProd = new Map(prod.resources.map((r) => [key(r), r]));
         const sameAsProd = (r: PlannedResource) => assert.deepEqual(r.inputs, inProd.get(key(r))?.inputs, key(r));
         const poolResources = poolA.resources.filter((r) => r.type !== "pulumi:pulumi:Stack");
-        assert.equal(poolResources.length, 14); // per node (3): script copy, disk command, label; and the storage's own 5
+        // per node (3): script copy, disk command, label; the storage's own 5; its monitoring: the
+        // component and the storage's rule file (the driver's rules and dashboards are prod-shared's)
+        assert.deepEqual(poolResources.filter((r) => r.type.startsWith("zcloud:storage:Monitoring") || r.name.startsWith("zcloud-storage-")).map(key).sort(), [
+            "kubernetes:core/v1:ConfigMap zcloud-storage-rules-local-fast",
+            "zcloud:storage:Monitoring monitoring",
+        ]);
+        assert.equal(poolResources.length, 16);
         poolResources.forEach(sameAsProd);
         const sharedStorage = shared.resources.filter((r) => ["kubernetes:core/v1:Namespace", "zcloud:storage:NfsStorage", STORAGE_CLASS].includes(r.type));
         assert.deepEqual(sharedStorage.map(key).sort(), ["kubernetes:core/v1:Namespace namespace", `${STORAGE_CLASS} shared-nfs-storageclass`, "zcloud:storage:NfsStorage shared-nfs"]);
