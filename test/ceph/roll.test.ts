@@ -240,7 +240,10 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.notEqual(c.daemonPid(`osd.${idOf[0]}`), undefined);
         // the device's lock held (the OSD pod preparing it): the Job waits, then fails, deciding nothing
         const lock = `${osdLockDir}/${path.basename(fs.realpathSync(devices[1]))}.lock`;
-        c.daemon("lock-holder", ["flock", lock, "sleep", "120"]);
+        // -o: the lock is flock's own, not inherited by sleep, so stopping the holder frees it at
+        // once (without it the orphaned sleep held it until its end, and the last Job below waited
+        // for that: 121.6 s of the test, 126.7 s and a time-out once)
+        c.daemon("lock-holder", ["flock", "-o", lock, "sleep", "120"]);
         await waitFor("the lock held", 10_000, async () => ((await c.exec(["flock", "-n", lock, "true"])).code === 1 ? true : undefined), 100);
         const waited = await c.containerOwnFs(jobOf(1), { env: { ZCLOUD_CEPH_OSD_LOCK_WAIT: "2" } });
         assert.equal(waited.code, 1, waited.stdout + waited.stderr);
@@ -330,7 +333,8 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         for (const l of said.slice(0, -1)) assert.match(l, new RegExp(`^zcloud: host ${NODES[1]}: waiting up to 120s for (placement groups [0-9a-f. ]+, inactive already \\(peering\\?\\), to be active; stopping this host's OSDs would make no other inactive|Ceph to answer ok-to-stop \\(EAGAIN\\))$`));
         assert.match(said.at(-1)!, new RegExp(`^zcloud: host ${NODES[1]}: refused: stopping osd ${o1} would make placement groups inactive: \\{.*"bad_become_inactive":\\[.*\\} Error EBUSY: .* - not restarted${NOOUT}$`));
         assert.ok(okToStop.doneAt()! > started, "refused only once osd.0 was started");
-        for (const p of pools) ok(await c.ceph(["osd", "pool", "set", p.pool_name, "min_size", String(p.min_size)]));
+        // osd-up passes with min_size = size too (every OSD up): the pools are set back only after
+        // its check below, since a min_size change starts a new interval (its PGs peer once more)
         assert.equal(await osdUp.exited, 0, osdUp.output());
         const gateDone = osdUp.doneAt();
         assert.ok(gateDone! > started, "the gate passed after osd.0 was started");
@@ -343,6 +347,7 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         // and whole: osd.0 back in every acting set, so the next host may stop right away (an
         // osd-up that passed on "active" alone let this ok-to-stop refuse: 8 PGs would go offline)
         assert.deepEqual(pg.pg_summary.num_pg_by_state.filter((s) => /undersized|degraded/.test(s.name)), []);
+        for (const p of pools) ok(await c.ceph(["osd", "pool", "set", p.pool_name, "min_size", String(p.min_size)]));
         // (a PG that peers once more here, as min_size's change starts a new interval, is waited for)
         assert.equal(decisions(ok(await gate(["osd-ok-to-stop", "--host", NODES[1], "--fsid", fsid()])).stdout).at(-1), `zcloud: host ${NODES[1]}: osd ${o1} ok to stop`);
         // the roll goes on from where it stopped: the next host, then noout unset; the flag is gone
