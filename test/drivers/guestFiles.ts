@@ -84,6 +84,8 @@ export interface GuestLvmStorage {
     /** The guest's disk serial the storage takes. */
     disk: string;
     thin?: { overprovisionRatio: number; snapshots: boolean };
+    /** The storage's alert thresholds (`alerts`), as a stack sets them. */
+    alerts?: Record<string, { warning: number; critical: number }>;
 }
 
 /**
@@ -103,7 +105,7 @@ export function guestLvmStackYaml<S extends GuestLvmStorage>(storages: S[], gues
             ...extra,
             "zcloud-storage:ssh": { user: "root", privateKey: { secure: privateKeyMarker }, hostKeys },
             "zcloud-storage:nodes": nodes,
-            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}) })),
+            "zcloud-storage:lvm": storages.map((s) => ({ name: s.name, hosts: { [s.node]: [guestOf(s).disks[s.disk]] }, ...(s.thin ? { thin: s.thin } : {}), ...(s.alerts ? { alerts: s.alerts } : {}) })),
         },
     });
 }

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 
 const testDir = path.join(__dirname, "..");
-const tiers = ["unit", "policy", "plan", "node", "vm", "ceph", "drivers", "engine", "nodes"];
+const tiers = ["unit", "policy", "plan", "node", "vm", "ceph", "drivers", "drivers-prebuilt", "engine", "nodes"];
 
 /** The list's entries: [tier, program, package]. */
 function entries(text: string): string[][] {

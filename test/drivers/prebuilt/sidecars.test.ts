@@ -5,7 +5,7 @@
  * - the control plane of the engine tier (test/engine/controlplane.sh: etcd, kube-apiserver,
  *   controller-manager, scheduler, kwok) with every manifest of the plan applied; the storage's
  *   node is a kwok Node, its disk a QEMU guest of the VM tier (the planned disk command makes the VG);
- * - in the guest, as guest.test.ts runs them: lvmd and topolvm-node from the rendered containers,
+ * - in the guest, with the runner (as the retired guest.test.ts ran them): lvmd and topolvm-node from the rendered containers,
  *   and the node pod's csi-registrar (node-driver-registrar, handed in) with its rendered args; a
  *   stand-in for the kubelet's plugin watcher (kubeletStandIn.ts) finds its socket in the
  *   kubelet's plugins_registry directory, registers the plugin (GetInfo, NodeGetInfo at the
