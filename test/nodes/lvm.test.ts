@@ -396,7 +396,7 @@ test("csi-sanity's suite against each storage's pods, one after the other (its n
     // Seen under the load of both CI lanes on these emulated guests: the kubelet killed lvmd when
     // `/lvmd health` took longer than its probe's 3 s, and topolvm-node exits when lvmd's socket
     // goes. Each restart is printed with its cause (the kubelet's record, the pod's events, the
-    // previous log), and the failed suites run again, at most three runs in all; a failed run
+    // previous log), and the failed suites run again, at most five runs in all; a failed run
     // without a restart fails the test at once.
     const failedRun = (r: Awaited<ReturnType<typeof sanityOn>>) => typeof r.failed === "string";
     let runs: Awaited<ReturnType<typeof sanityOn>>[] = [];
@@ -413,7 +413,7 @@ test("csi-sanity's suite against each storage's pods, one after the other (its n
             figures.push(`csi-sanity run ${attempt}: ${restarted.map((x) => `${x.container}${x.byLiveness ? " (killed for its liveness probe)" : ""}`).join(", ")} restarted during it`);
         }
         if (!runs.some(failedRun)) break;
-        assert.ok(restarted.length > 0 && attempt < 3, runs.filter(failedRun).map((r) => String(r.failed)).join("\n"));
+        assert.ok(restarted.length > 0 && attempt < 5, runs.filter(failedRun).map((r) => String(r.failed)).join("\n"));
         await waitFor("the restarted plugins running and serving again", 300_000, async () => {
             const seen = containersSeen().filter((c) => !(c.container in sidecarPrograms));
             return seen.every((c) => c.running) ? true : undefined;
