@@ -348,6 +348,9 @@ function pluginRestarts(): Record<string, number> {
     );
 }
 
+/** One csi-sanity run of a storage: its counts, or why it failed. */
+type SanityRun = Awaited<ReturnType<typeof sanityOn>>;
+
 /** csi-sanity's suite against the storage's node pod and its node's controller pod, less the storage's skips; its counts. */
 async function sanityOn(s: StorageUnderTest) {
     const g = guestOf(s);
@@ -398,13 +401,13 @@ test("csi-sanity's suite against each storage's pods, one after the other (its n
     // goes. Each restart is printed with its cause (the kubelet's record, the pod's events, the
     // previous log), and the failed suites run again, at most five runs in all; a failed run
     // without a restart fails the test at once.
-    const failedRun = (r: Awaited<ReturnType<typeof sanityOn>>) => typeof r.failed === "string";
-    let runs: Awaited<ReturnType<typeof sanityOn>>[] = [];
+    const failedRun = (r: SanityRun) => typeof r.failed === "string";
+    let runs: SanityRun[] = [];
     for (let attempt = 1; ; attempt++) {
         const before = pluginRestarts();
         // one suite at a time: run at once, both guests' plugins were starved (the controller lost
         // its leader lease on both runs of a try, with nothing else running on this machine)
-        const next: Awaited<ReturnType<typeof sanityOn>>[] = [];
+        const next: SanityRun[] = [];
         for (const [i, s] of storages.entries()) next.push(attempt === 1 || failedRun(runs[i]) ? await sanityOn(s) : runs[i]);
         runs = next;
         const restarted = restartsSince(before);
