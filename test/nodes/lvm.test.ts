@@ -68,6 +68,12 @@ interface StorageUnderTest extends GuestLvmStorage {
 const metricsThresholds = { thinPoolDataUsed: { warning: 10, critical: 20 }, thinPoolMetadataUsed: { warning: 16, critical: 40 } };
 /** What the metrics test writes into a thin volume of 1 GiB (the pool is about 7.2 GiB: about 12 % of it). */
 const metricsDataMiB = 896;
+/**
+ * Each guest's virtual CPUs. With one, a guest under csi-sanity's load stalled its other processes
+ * for seconds (the lease renewals of the topolvm-controller replica there timed out at 5 s:
+ * "leader election lost", while the API server logged no slow request).
+ */
+const guestCpus = 2;
 /** Each guest's disk (a sparse file): room for a 2 GiB volume on the thick VG and a 7 GiB thin pool. */
 const diskMiB = 8192;
 
@@ -107,6 +113,7 @@ before(async () => {
             name: s.node,
             disks: [{ serial: s.disk, sizeMiB: diskMiB }],
             memoryMiB: 2048,
+            cpus: guestCpus,
             rebootable: s.reboots === true,
             taps: [tapOf(s.node)],
             shares: [
@@ -299,6 +306,9 @@ const onNode = async () => nodeSocket;
 /** The controller pod on the storage's own node (each guest runs one: a sidecar would call its own pod's socket). */
 const controllerOf = (s: StorageUnderTest) => () => controllerSocket(guestOf(s));
 const logicalVolumes = () => cluster.json("get logicalvolumes.topolvm.io").items as any[];
+/** The LogicalVolumes' names now, so a test checks only what it made (not what a failed test before it left). */
+const logicalVolumeNames = () => new Set(logicalVolumes().map((x) => x.metadata.name as string));
+const madeSince = (before: Set<string>) => logicalVolumes().filter((x) => !before.has(x.metadata.name));
 const lvSize = async (s: StorageUnderTest, volumeId: string) => (await guestOf(s).check(`lvs --noheadings --units b --nosuffix -o lv_size zcloud-${s.name}/${volumeId}`)).trim();
 
 /** Creates a 1 GiB volume of the storage through its node's controller pod; asserts its LogicalVolume and LV. */
@@ -410,13 +420,21 @@ test("csi-sanity's suite against each storage's pods, one after the other (its n
         const next: SanityRun[] = [];
         for (const [i, s] of storages.entries()) next.push(attempt === 1 || failedRun(runs[i]) ? await sanityOn(s) : runs[i]);
         runs = next;
-        const restarted = restartsSince(before);
+        // The kubelet reports a restart to the API server some seconds after it (later still on
+        // these guests): a failed run waits a bounded while for that record before it counts as
+        // a failure without a restart.
+        const restarted = runs.some(failedRun)
+            ? await waitFor("a plugin restart recorded after the failed run", 90_000, async () => {
+                const seen = restartsSince(before);
+                return seen.length > 0 ? seen : undefined;
+            }, 5000).catch(() => [])
+            : restartsSince(before);
         if (restarted.length > 0) {
             console.log(restarted.map((x) => x.evidence.replace(/^/gm, "# ")).join("\n"));
             figures.push(`csi-sanity run ${attempt}: ${restarted.map((x) => `${x.container}${x.byLiveness ? " (killed for its liveness probe)" : ""}`).join(", ")} restarted during it`);
         }
         if (!runs.some(failedRun)) break;
-        assert.ok(restarted.length > 0 && attempt < 5, runs.filter(failedRun).map((r) => String(r.failed)).join("\n"));
+        assert.ok(restarted.length > 0 && attempt < 5, `run ${attempt}, ${restarted.length > 0 ? "a plugin restarted during it" : "no plugin restart recorded"}:\n${runs.filter(failedRun).map((r) => String(r.failed)).join("\n")}`);
         await waitFor("the restarted plugins running and serving again", 300_000, async () => {
             const seen = containersSeen().filter((c) => !(c.container in sidecarPrograms));
             return seen.every((c) => c.running) ? true : undefined;
@@ -465,6 +483,7 @@ test("a volume through the pods' CSI sockets: the controller pod creates it (a L
 
 test("a thin volume written, snapshotted, overwritten; a volume from the snapshot holds the data of the snapshot", async () => {
     const g = guestOf(thin);
+    const before = logicalVolumeNames();
     const origin = await createVolume(thin, "pvc-origin");
     const originAt = await publish(thin, origin, "origin");
     const sum = (await g.check(`head -c 32M /dev/urandom >${originAt}/data && sync && sha256sum <${originAt}/data`)).trim();
@@ -484,7 +503,7 @@ test("a thin volume written, snapshotted, overwritten; a volume from the snapsho
     await csiCall(g, controllerOf(thin), "delete-snapshot", [`-snapshot=${snapshot.snapshotId}`]);
     assert.notEqual((await g.run(`lvs zcloud-${thin.name}/${snapshot.snapshotId}`)).code, 0);
     await removeVolume(thin, origin.volumeId, originAt);
-    assert.deepEqual(logicalVolumes().filter((x) => x.spec.deviceClass === thin.name), []);
+    assert.deepEqual(madeSince(before), []);
 });
 
 /** The endpoints of a Service in the storage namespace (its EndpointSlices): pod IP, node, readiness, by port name. */
@@ -501,6 +520,7 @@ function serviceEndpoints(service: string): { ip: string; node: string; ready: b
 test("monitoring: a real Prometheus scrapes topolvm-node and topolvm-controller through the rendered metrics Services, with the rule file the program put in its ConfigMap: the thin pool's data alert fires, then its metadata alert; every LVM dashboard query has series but the kubelet's volume stats", async () => {
     const g = guestOf(thin);
     const vg = `zcloud-${thin.name}`;
+    const lvsBefore = logicalVolumeNames();
     const t0 = Date.now();
     const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
     const note = (line: string) => console.log(`# metrics: ${line}`);
@@ -660,7 +680,7 @@ test("monitoring: a real Prometheus scrapes topolvm-node and topolvm-controller 
         if (volumeId) await csiCall(g, controllerOf(thin), "delete", [`-volume=${volumeId}`]);
     }
     assert.notEqual((await g.run(`lvs ${vg}/${volumeId}`)).code, 0);
-    assert.deepEqual(logicalVolumes().filter((x) => x.spec.deviceClass === thin.name), []);
+    assert.deepEqual(madeSince(lvsBefore), []);
     figures.push(`metrics test ${at()}`);
 });
 

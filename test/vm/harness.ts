@@ -42,6 +42,11 @@ export interface GuestSpec {
     /** Default 1024. */
     memoryMiB?: number;
     /**
+     * Virtual CPUs, default 1. Under TCG each is a host thread of its own (multi-threaded TCG), so a
+     * busy guest with 2 uses both of this machine's cores while an idle one costs nothing.
+     */
+    cpus?: number;
+    /**
      * The guest may reboot (Guest.reboot()): QEMU runs without -no-reboot, so a reboot in the guest
      * restarts it in the same QEMU, its disks kept. Default false: a reboot or a panic ends QEMU.
      */
@@ -604,7 +609,7 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
             "-accel", "tcg",
             "-machine", "pc",
             "-m", String(spec.memoryMiB ?? 1024),
-            "-smp", "1",
+            "-smp", String(spec.cpus ?? 1),
             "-nodefaults", "-no-user-config", "-display", "none",
             ...(spec.rebootable ? [] : ["-no-reboot"]),
             "-kernel", path.join(ctx.imageDir, "vmlinuz"),
