@@ -69,9 +69,8 @@ const metricsThresholds = { thinPoolDataUsed: { warning: 10, critical: 20 }, thi
 /** What the metrics test writes into a thin volume of 1 GiB (the pool is about 7.2 GiB: about 12 % of it). */
 const metricsDataMiB = 896;
 /**
- * Each guest's virtual CPUs. With one, a guest under csi-sanity's load stalled its other processes
- * for seconds (the lease renewals of the topolvm-controller replica there timed out at 5 s:
- * "leader election lost", while the API server logged no slow request).
+ * Each guest's virtual CPUs: with two the image pulls in about a third of the time (59-75 s, not
+ * 206 s). The controller replicas still lose their leader lease under TCG (test/nodes/README.md).
  */
 const guestCpus = 2;
 /** Each guest's disk (a sparse file): room for a 2 GiB volume on the thick VG and a 7 GiB thin pool. */
