@@ -46,14 +46,17 @@ export class CephStorage {
         return this.cluster.sh(`kubectl -n ${this.a.namespace} exec ${this.adminPod()} -- sh -c 'exec ceph --name client.admin --keyfile "$ZCLOUD_CEPH_KEYS/admin" "$@"' ceph ${args}`, 120_000);
     }
 
-    /** A node's OSDs as the cluster knows them: id, uuid (its bluestore's), up, in. */
-    hostOsds(node: string): Array<{ id: number; uuid: string; up: boolean; in: boolean }> {
+    /**
+     * A node's OSDs as the cluster knows them: id, uuid (its bluestore's), up, in, and upFrom, the
+     * osdmap epoch of its last boot (a restarted OSD is up again only once that grows).
+     */
+    hostOsds(node: string): Array<{ id: number; uuid: string; up: boolean; in: boolean; upFrom: number }> {
         const tree = JSON.parse(this.ceph("osd tree -f json"));
         const host = tree.nodes.find((n: any) => n.type === "host" && n.name === node);
         const dump = JSON.parse(this.ceph("osd dump -f json"));
         return (host?.children ?? []).map((id: number) => {
             const o = dump.osds.find((x: any) => x.osd === id);
-            return { id, uuid: o.uuid, up: o.up === 1, in: o.in === 1 };
+            return { id, uuid: o.uuid, up: o.up === 1, in: o.in === 1, upFrom: o.up_from };
         });
     }
 

@@ -305,10 +305,20 @@ test("a Ceph node's containerd and kubelet restarted keep its daemons running; t
         return back ? true : undefined;
     });
     const podsBack = (Date.now() - began) / 1000;
+    // The mons learn of the killed OSD only from its peers or from its new instance's boot: until
+    // then the map still says the old one is up (and HEALTH_OK), so wait for the new boot's epoch.
+    const rebooted = await waitFor("zn2's OSD booted again after the reboot (up, in, a later up_from)", 300_000, () => {
+        const now = cephfs.hostOsds("zn2");
+        return now.every((o, i) => o.up && o.in && o.upFrom > osds[i].upFrom) ? now : undefined;
+    });
+    const osdBack = (Date.now() - began) / 1000;
     await cephfs.healthOk("zn2 rebooted", 300_000);
-    console.log(`# zn2 rebooted: its ${Object.keys(before).length} pods Ready again in ${podsBack.toFixed(1)} s, HEALTH_OK after ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    console.log(`# zn2 rebooted: its ${Object.keys(before).length} pods Ready again in ${podsBack.toFixed(1)} s, its OSD booted again in ${osdBack.toFixed(1)} s, HEALTH_OK after ${((Date.now() - began) / 1000).toFixed(1)} s`);
     // the same OSD (its bluestore's uuid) up and in: its data kept, not made again
-    assert.deepEqual(cephfs.hostOsds("zn2"), osds.map((o) => ({ ...o, up: true, in: true })));
+    assert.deepEqual(
+        rebooted.map(({ upFrom: _, ...o }) => o),
+        osds.map(({ upFrom: _, ...o }) => ({ ...o, up: true, in: true })),
+    );
     assert.deepEqual(await cephfs.readBack("cephfs-reader-reboot", "zn1", "roll"), { ok: rollFiles, listed: rollFiles });
 });
 
