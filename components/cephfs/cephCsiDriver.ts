@@ -1,6 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
+import type { LeaderElectionConfig } from "../config/leaderElection";
+import { leaderElectionFlags } from "../k8s/leaderElection";
 import { PolicyRule, csiProvisionerRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { controllerDeployment, csiSidecar, downwardEnv, hostDevMount, hostDevVolume, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { CsiCluster, csiCephConf, renderCsiConfig } from "./cluster";
@@ -12,6 +14,8 @@ export interface CephCsiDriverArgs {
     imageRegistry?: string;
     /** Every CephFS cluster's fsid and mon addresses (CephFsIdentity.csiCluster). */
     clusters: pulumi.Input<CsiCluster>[];
+    /** The provisioner's sidecars' lease timings; absent, their own defaults. */
+    leaderElection?: LeaderElectionConfig;
 }
 
 const labels = (component: string) => ({
@@ -108,7 +112,7 @@ export class CephCsiDriver extends pulumi.ComponentResource {
             child,
         );
         const socketMount = [mount("socket-dir", socketDir)];
-        const leader = ["--leader-election=true", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
+        const leader = leaderElectionFlags("--leader-election=true", args.namespace, args.leaderElection);
         // The controller talks to the mgr and mons over the pod network; it mounts nothing.
         this.provisioner = controllerDeployment(
             `${name}-provisioner`,

@@ -16,7 +16,7 @@ export const cephFsStorageType = defineStorageType({
         const identities = storages.map((s) => new CephFsIdentity(s.name, { namespace: ctx.namespace, hosts: Object.keys(s.hosts), keys: s.keys, csiKey: s.csiKey }, ctx.opts));
         const driver = new CephCsiDriver(
             "ceph-csi-cephfs",
-            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, clusters: identities.map((i) => i.csiCluster) },
+            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, clusters: identities.map((i) => i.csiCluster), leaderElection: ctx.model.leaderElection },
             ctx.opts,
         );
         // The drain's kubectl must reach the cluster the Kubernetes provider manages.

@@ -4,6 +4,7 @@
  * strings here; the program wraps them with pulumi.secret before they reach any resource.
  */
 
+import type { LeaderElectionConfig } from "./leaderElection";
 import type { AlertThresholds, MonitoringConfig } from "./monitoring";
 import type { SharableDriverType, SharedResources } from "./sharing";
 
@@ -135,6 +136,8 @@ export interface StackModel {
     nfs: NfsConfig[];
     /** Absent: monitoring is off and nothing of it is deployed (docs/monitoring.md). */
     monitoring?: MonitoringConfig;
+    /** Absent: every leader-elected controller keeps its own lease timings (README "Stack config"). */
+    leaderElection?: LeaderElectionConfig;
 }
 
 export const defaultNamespace = "zcloud-storage";

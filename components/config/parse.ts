@@ -166,7 +166,7 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
             issues.push(unknownKeyIssue([], key, allowed));
         }
     }
-    const section = <K extends "namespace" | "imageRegistry" | "ssh" | "sharedResources" | "drivers" | "monitoring">(key: K) =>
+    const section = <K extends "namespace" | "imageRegistry" | "ssh" | "sharedResources" | "drivers" | "monitoring" | "leaderElection">(key: K) =>
         parseWith(shape[key] as z.ZodType, values[key], [key], ctx) as z.output<(typeof shape)[K]> | undefined;
     const nodes: StackParsed["nodes"] = ownRecord([]);
     // Every name under nodes, valid entry or not: an invalid entry is reported once, by itself.
@@ -212,6 +212,7 @@ function parseSections(values: Record<string, unknown>, ctx: ParseContext): { pa
         ...present("sharedResources", section("sharedResources")),
         ...present("drivers", section("drivers")),
         ...present("monitoring", section("monitoring")),
+        ...present("leaderElection", section("leaderElection")),
     };
     return { parsed, declaredNodes };
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import * as f from "./formats";
 import { defaultNamespace } from "./model";
 import { alertsSchema, monitoringSchema } from "./monitoring";
+import { leaderElectionSchema } from "./leaderElection";
 import { driversSchema, sharedResourcesSchema } from "./sharing";
 import { didYouMean } from "./suggest";
 
@@ -284,6 +285,7 @@ export const stackSchema = z.strictObject({
     sharedResources: sharedResourcesSchema.optional(),
     drivers: driversSchema.optional(),
     monitoring: monitoringSchema.optional(),
+    leaderElection: leaderElectionSchema.optional(),
 });
 
 export type StackInput = z.input<typeof stackSchema>;

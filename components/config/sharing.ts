@@ -46,11 +46,12 @@ export const driversSchema = z.array(
 export interface SharingView {
     sharedResources?: SharedResources;
     drivers?: string[];
+    leaderElection?: unknown;
     cephfs: unknown[];
     lvm: Array<{ thin?: { snapshots: boolean } } | undefined>;
 }
 
-/** Refusals across keys: drivers in a stack that owns none, a driver listed twice, CephFS without its driver. */
+/** Refusals across keys: drivers or lease timings in a stack that owns none, a driver listed twice, CephFS without its driver. */
 export function sharingIssues(c: SharingView): ConfigIssue[] {
     const issues: ConfigIssue[] = [];
     const external = c.sharedResources === "external";
@@ -59,6 +60,13 @@ export function sharingIssues(c: SharingView): ConfigIssue[] {
             path: "drivers",
             message:
                 "a stack with sharedResources: external deploys no driver; list the drivers in the stack that owns the shared resources (sharedResources: owned), or remove this key",
+        });
+    }
+    if (external && c.leaderElection !== undefined) {
+        issues.push({
+            path: "leaderElection",
+            message:
+                "a stack with sharedResources: external deploys no controller; set the lease timings in the stack that owns the shared resources (sharedResources: owned), or remove this key",
         });
     }
     (c.drivers ?? []).forEach((d, i) => {

@@ -1,6 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
+import type { LeaderElectionConfig } from "../config/leaderElection";
+import { leaderElectionFlags } from "../k8s/leaderElection";
 import { csiProvisionerRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, privileged, registrationDirVolume } from "../k8s/workloads";
 import { storageLabelKey } from "../naming";
@@ -12,6 +14,8 @@ export const sanlockDriverName = "csi-sanlock-lvm.csi.vleo.net";
 export interface CsiSanlockLvmArgs {
     namespace: pulumi.Input<string>;
     imageRegistry?: string;
+    /** The controller's sidecars' lease timings; absent, their own defaults. */
+    leaderElection?: LeaderElectionConfig;
 }
 
 const labels = (component: string) => ({
@@ -155,7 +159,7 @@ export class CsiSanlockLvm extends pulumi.ComponentResource implements CsiDriver
             { namespace: args.namespace, labels: labels("controller"), clusterRules: csiProvisionerRules, namespaceRules: leaderElectionRules },
             child,
         );
-        const leader = ["--leader-election", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
+        const leader = leaderElectionFlags("--leader-election", args.namespace, args.leaderElection);
         const sidecar = (sidecarName: string, ref: string, extra: pulumi.Input<string>[]) => ({
             ...csiSidecar({ name: sidecarName, image: image(ref), csiAddress: csiSocket, args: ["--v=2", ...leader, ...extra], volumeMounts: socketMount }),
             securityContext: { capabilities: { drop: ["ALL"] } },

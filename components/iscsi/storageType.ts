@@ -28,7 +28,7 @@ export const iscsiStorageType = defineStorageType({
             })),
         ]),
     shared: (_storages, ctx) =>
-        new CsiSanlockLvm(driverName, { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
+        new CsiSanlockLvm(driverName, { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, leaderElection: ctx.model.leaderElection }, ctx.opts) as CsiDriverRef,
     external: (ctx) => externalDriver(sanlockDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new IscsiStorage(

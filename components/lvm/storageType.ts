@@ -10,7 +10,7 @@ export const lvmStorageType = defineStorageType({
     shared: (storages, ctx) =>
         new TopolvmDriver(
             "topolvm",
-            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: topolvmSnapshots(storages) },
+            { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, snapshots: topolvmSnapshots(storages), leaderElection: ctx.model.leaderElection },
             ctx.opts,
         ) as CsiDriverRef,
     external: (ctx) => externalDriver(topolvmDriverName, ctx.namespace, ctx.imageRegistry),

@@ -6,6 +6,8 @@ import { controllerDeployment, csiSidecar, downwardEnv, hostDevMount, hostDevVol
 import { PolicyRule, csiCapacityRules, csiProvisionerRules, csiSnapshotterRules, leaderElectionRules, serviceAccountWithRoles } from "../k8s/rbac";
 import { lvmdSocket, lvmdSocketDir } from "./lvmd";
 import { CsiDriverRef } from "../k8s/driverRef";
+import { leaderElectionFlags } from "../k8s/leaderElection";
+import type { LeaderElectionConfig } from "../config/leaderElection";
 
 export const topolvmDriverName = "topolvm.io";
 
@@ -16,6 +18,8 @@ export interface TopolvmDriverArgs {
     imageRegistry?: string;
     /** Run the snapshot sidecar (needs the snapshot CRDs and controller in the cluster). */
     snapshots?: boolean;
+    /** The controller's and its sidecars' lease timings; absent, their own defaults. */
+    leaderElection?: LeaderElectionConfig;
 }
 
 const labels = (component: string) => ({
@@ -104,7 +108,7 @@ export class TopolvmDriver extends pulumi.ComponentResource implements CsiDriver
         const socketDir = "/run/topolvm";
         const csiSocket = `${socketDir}/csi-topolvm.sock`;
         const socketMount = [mount("socket-dir", socketDir)];
-        const leader = ["--leader-election", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
+        const leader = leaderElectionFlags("--leader-election", args.namespace, args.leaderElection);
         const sidecar = (sidecarName: string, command: string, extra: pulumi.Input<string>[], httpPort?: number, env?: k8s.types.input.core.v1.EnvVar[]) => ({
             ...csiSidecar({
                 name: sidecarName,
@@ -130,7 +134,8 @@ export class TopolvmDriver extends pulumi.ComponentResource implements CsiDriver
                         name: "topolvm-controller",
                         image,
                         // The socket the sidecars dial, written out (it is also the default).
-                        command: ["/topolvm-controller", `--csi-socket=${csiSocket}`, pulumi.interpolate`--leader-election-namespace=${args.namespace}`, "--enable-webhooks=false"],
+                        // Its election is always on: no flag enables it.
+                        command: ["/topolvm-controller", `--csi-socket=${csiSocket}`, ...leaderElectionFlags(undefined, args.namespace, args.leaderElection), "--enable-webhooks=false"],
                         securityContext: unprivileged,
                         ports: [
                             { name: "healthz", containerPort: 9808 },

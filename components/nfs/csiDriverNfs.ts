@@ -1,6 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageRef, images } from "../images";
+import type { LeaderElectionConfig } from "../config/leaderElection";
+import { leaderElectionFlags } from "../k8s/leaderElection";
 import { serviceAccountWithRoles } from "../k8s/rbac";
 import { controllerDeployment, csiSidecar, downwardEnv, hostPathVolume, kubeletDir, mount, nodeDaemonSet, nodeDriverRegistrar, registrationDirVolume } from "../k8s/workloads";
 import { nfsDriverName } from "./parameters";
@@ -12,6 +14,8 @@ export interface CsiDriverNfsArgs {
     namespace: pulumi.Input<string>;
     /** Mirror registry for air-gapped sites. */
     imageRegistry?: string;
+    /** The controller's sidecars' lease timings; absent, their own defaults. */
+    leaderElection?: LeaderElectionConfig;
 }
 
 const labels = (component: string) => ({
@@ -103,7 +107,7 @@ export class CsiDriverNfs extends pulumi.ComponentResource implements CsiDriverR
         );
 
         const socketMount = [mount("socket-dir", socketDir)];
-        const leader = ["--leader-election", pulumi.interpolate`--leader-election-namespace=${args.namespace}`];
+        const leader = leaderElectionFlags("--leader-election", args.namespace, args.leaderElection);
         const sidecar = (sidecarName: string, ref: string, extra: pulumi.Input<string>[]) => ({
             ...csiSidecar({ name: sidecarName, image: image(ref), csiAddress: csiSocket, args: ["--v=2", ...extra], volumeMounts: socketMount }),
             securityContext: sidecarSecurity,

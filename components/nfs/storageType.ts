@@ -11,7 +11,7 @@ const driverName = "csi-driver-nfs";
 export const nfsStorageType = defineStorageType({
     type: "nfs",
     shared: (_storages, ctx) =>
-        new CsiDriverNfs(driverName, { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry }, ctx.opts) as CsiDriverRef,
+        new CsiDriverNfs(driverName, { namespace: ctx.namespace, imageRegistry: ctx.imageRegistry, leaderElection: ctx.model.leaderElection }, ctx.opts) as CsiDriverRef,
     external: (ctx) => externalDriver(nfsDriverName, ctx.namespace, ctx.imageRegistry),
     component: (s, _i, driver, ctx) =>
         new NfsStorage(s.name, { server: s.server, path: s.path, onDelete: s.onDelete, mountOptions: s.mountOptions, isDefault: s.default, driver }, ctx.opts),

@@ -103,7 +103,7 @@ describe("npm run plan", () => {
             r.stderr.slice(r.stderr.indexOf(": ") + 2),
             [
                 "zcloud-storage config has 3 errors; nothing was changed:",
-                '  - lvmm: unknown key; did you mean "lvm"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs, sharedResources, drivers, monitoring, configFiles)',
+                '  - lvmm: unknown key; did you mean "lvm"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs, sharedResources, drivers, monitoring, leaderElection, configFiles)',
                 '  - nfs[0].path: "rel" is not an absolute path on the server, e.g. /exports/k8s',
                 '  - lvm[0].hosts.node9: node9 is not in zcloud-storage:nodes; did you mean "node1"?; add it there with its SSH address',
                 "",

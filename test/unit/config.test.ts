@@ -62,7 +62,7 @@ describe("config: valid", () => {
 
 describe("config: each rule reports its key path and a fix", () => {
     const cases: Array<[string, Record<string, unknown>, string[]]> = [
-        ["unknown top-level key", { nodez: {} }, ['nodez: unknown key; did you mean "nodes"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs, sharedResources, drivers, monitoring, configFiles)']],
+        ["unknown top-level key", { nodez: {} }, ['nodez: unknown key; did you mean "nodes"? (known keys: namespace, imageRegistry, ssh, nodes, lvm, cephfs, iscsi, nfs, sharedResources, drivers, monitoring, leaderElection, configFiles)']],
         ["unknown nested key", { ...base(), lvm: [{ name: "a", hots: {}, hosts: { node1: ["/dev/sdb"] } }] }, ['lvm[0].hots: unknown key; did you mean "hosts"? (known keys: name, default, hosts, wipe, thin, alerts)']],
         ["unknown key far from any", { ...base(), lvm: [{ name: "a", zzzzzz: 1, hosts: { node1: ["/dev/sdb"] } }] }, ["lvm[0].zzzzzz: unknown key (known keys: name, default, hosts, wipe, thin, alerts)"]],
         ["RFC 1123 name", { ...base(), lvm: [{ name: "Local_Fast", hosts: { node1: ["/dev/sdb"] } }] }, [`lvm[0].name: "Local_Fast" is not a lowercase RFC 1123 name (a-z, 0-9 and '-', starting and ending with a letter or digit, at most 63 characters), e.g. local-fast`]],
