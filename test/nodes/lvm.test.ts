@@ -95,11 +95,19 @@ const guestBin = "/opt/zcloud-test";
 /** The real Prometheus of the metrics test (stopped in after). */
 let prom: PrometheusServer | undefined;
 
+/**
+ * Longer leases than upstream's 15/10/2 s, as a stack on a slow control plane would set them
+ * (docs/drivers.md): at those defaults both controller replicas lost their lease every few
+ * minutes on these emulated guests, whose answers to the API server lag by seconds.
+ */
+const leaderElection = { leaseDuration: "137s", renewDeadline: "107s", retryPeriod: "26s" };
+
 const stackYaml = (): string =>
     guestLvmStackYaml(storages, guestOf, "v1:nodes-tier", {
         "kubernetes:context": CONTEXT,
         "zcloud-storage:imageRegistry": "10.250.0.1:5000",
         "zcloud-storage:monitoring": { prometheusOperator: false },
+        "zcloud-storage:leaderElection": leaderElection,
     });
 
 before(async () => {
@@ -238,6 +246,12 @@ test("applied as pulumi up applies it: the kubelets pull the TopoLVM image and r
         const program = sidecarPrograms[c.container];
         assert.ok(c.why.includes(`exec: "${program}": stat ${program}: no such file or directory`), `${c.workload} ${c.node} ${c.container}: ${c.why}`);
     }
+    // the stack's lease timings reached the running controller: its Lease holds its duration
+    const lease = await waitFor("topolvm-controller's Lease held", 120_000, () => {
+        const spec = cluster.json(`get leases -n ${NS}`).items.find((l: { metadata: { name: string } }) => l.metadata.name === "topolvm")?.spec;
+        return spec?.holderIdentity ? spec : undefined;
+    }, 3000);
+    assert.equal(lease.leaseDurationSeconds, 137, JSON.stringify(lease));
 });
 
 test("topolvm-node, as a pod, publishes each node's free capacity on its Node, as lvmd reads it from the guest's LVM", async () => {
