@@ -3,7 +3,7 @@
 // The drivers tier uses it in a QEMU guest to drive TopoLVM with real I/O between the calls.
 //
 //	csi-call -endpoint unix:///path.sock <call> [flags]
-//	calls: controller-caps, node-caps, create, delete, stage, unstage, publish, unpublish,
+//	calls: probe, controller-caps, node-caps, create, delete, stage, unstage, publish, unpublish,
 //	       controller-expand, node-expand, snapshot, delete-snapshot
 //
 // -secrets FILE: key=value lines sent as the call's secrets (create, delete, stage, publish,
@@ -93,6 +93,9 @@ func call(ctx context.Context, conn *grpc.ClientConn, name string, a args) (prot
 	controller := csi.NewControllerClient(conn)
 	node := csi.NewNodeClient(conn)
 	switch name {
+	case "probe":
+		// a plugin's readiness, as the livenessprobe sidecar and csi-sanity ask it
+		return csi.NewIdentityClient(conn).Probe(ctx, &csi.ProbeRequest{})
 	case "controller-caps":
 		return controller.ControllerGetCapabilities(ctx, &csi.ControllerGetCapabilitiesRequest{})
 	case "node-caps":

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { failedSpec, focusOn, ranSpec, sanityCounts, sanitySpecs, transientCause, withRerun } from "../drivers/csiSanityReport";
+
+/** A spec report as ginkgo v2 writes it in `--ginkgo.json-report` (the fields read). */
+const specReport = (containers: string[], leaf: string, state: string, failure?: { FailureNodeType: string; Message: string }, leafType = "It") => ({
+    ContainerHierarchyTexts: containers,
+    LeafNodeType: leafType,
+    LeafNodeText: leaf,
+    State: state,
+    ...(failure ? { Failure: failure } : {}),
+});
+const reportOf = (...specs: object[]) => JSON.stringify([{ SuiteDescription: "CSI Driver Test Suite", SuiteSucceeded: false, SpecReports: specs }]);
+
+// csi-sanity's messages as a CI run of the guests' file printed them (test/nodes/README.md)
+const cleanupLost = `resource cleanup failed
+Expected
+    <[]error | len:1, cap:1>: [
+        <*errors.errorString | 0x13d4091540a0>{
+            s: "DeleteVolume for volume ID 30acfbcf failed: rpc error: code = Internal desc = Delete \\"https://10.96.0.1:443/apis/topolvm.io/v1/logicalvolumes/sanity-node-full-10\\": http2: client connection lost",
+        },
+    ]
+to be empty`;
+const probeTimedOut = `Unexpected error:
+    <*status.Error | 0xc000>:
+    rpc error: code = FailedPrecondition desc = Get "https://10.96.0.1:443/apis/storage.k8s.io/v1/csidrivers/topolvm.io": context deadline exceeded
+occurred`;
+const wrongCode = `Expected
+    <codes.Code>: 13
+to equal
+    <codes.Code>: 5`;
+
+describe("csi-sanity's JSON report", () => {
+    test("specs by their full text (the suite's description, containers, leaf), with state and failure; suite nodes only when they failed", () => {
+        const specs = sanitySpecs(reportOf(
+            specReport([], "", "passed", undefined, "BeforeSuite"),
+            specReport(["Node Service"], "should be idempotent", "failed", { FailureNodeType: "AfterEach", Message: cleanupLost }),
+            specReport(["ExpandVolume [Controller Server]"], "should work", "passed"),
+            specReport(["Controller Service [Controller Server]", "CreateSnapshot"], "should create a snapshot", "skipped"),
+            specReport([], "", "failed", { FailureNodeType: "AfterSuite", Message: "boom" }, "AfterSuite"),
+        ));
+        assert.deepEqual(specs, [
+            { text: "CSI Driver Test Suite Node Service should be idempotent", state: "failed", failure: { in: "AfterEach", message: cleanupLost } },
+            { text: "CSI Driver Test Suite ExpandVolume [Controller Server] should work", state: "passed" },
+            { text: "CSI Driver Test Suite Controller Service [Controller Server] CreateSnapshot should create a snapshot", state: "skipped" },
+            { text: "CSI Driver Test Suite AfterSuite", state: "failed", failure: { in: "AfterSuite", message: "boom" } },
+        ]);
+        assert.deepEqual(sanityCounts(specs), { total: 4, passed: 1, failed: 2, pending: 0, skipped: 1 });
+    });
+
+    test("a report that is not one suite's is refused", () => {
+        assert.throws(() => sanitySpecs("[]"), { message: "csi-sanity report: one suite expected, got 0" });
+        assert.throws(() => sanitySpecs("{}"), { message: "csi-sanity report: one suite expected, got object" });
+        assert.throws(() => sanitySpecs('[{"SpecReports": []}]'), { message: "csi-sanity report: no SuiteDescription or SpecReports" });
+    });
+
+    test("a failure runs again only when a plugin's call timed out or lost its connection, never on an answer of the driver's", () => {
+        const failed = (message: string, state = "failed") => ({ text: "t", state, failure: { in: "It", message } });
+        assert.equal(transientCause(failed(cleanupLost)), "a connection to the API server lost");
+        assert.equal(transientCause(failed(probeTimedOut)), "a call that timed out");
+        assert.equal(transientCause(failed("rpc error: code = Unavailable desc = connection error: dial unix /csi/csi.sock: connect: connection refused")), "a plugin's socket not served (the plugin restarting)");
+        assert.equal(transientCause(failed(wrongCode)), undefined);
+        assert.equal(transientCause(failed("rpc error: code = NotFound desc = volume not found")), undefined);
+        // ginkgo's own stop, a panic: not a plugin's timeout
+        assert.equal(transientCause(failed("context deadline exceeded", "timedout")), undefined);
+        assert.equal(transientCause(failed("context deadline exceeded", "panicked")), undefined);
+        assert.equal(transientCause({ text: "t", state: "passed" }), undefined);
+        assert.equal(failedSpec({ text: "t", state: "pending" }), false);
+        assert.equal(failedSpec({ text: "t", state: "interrupted" }), true);
+    });
+
+    test("the rerun's results replace the first run's for the specs it ran; the rest are kept", () => {
+        const first = [
+            { text: "a", state: "passed" },
+            { text: "b", state: "failed", failure: { in: "It", message: probeTimedOut } },
+            { text: "c", state: "skipped" },
+        ];
+        // a focused run reports every other spec skipped, the pending one pending
+        assert.deepEqual(withRerun([...first, { text: "d", state: "pending" }], [{ text: "a", state: "skipped" }, { text: "b", state: "passed" }, { text: "c", state: "skipped" }, { text: "d", state: "pending" }]), [
+            { text: "a", state: "passed" },
+            { text: "b", state: "passed" },
+            { text: "c", state: "skipped" },
+            { text: "d", state: "pending" },
+        ]);
+        assert.deepEqual([...first, { text: "d", state: "pending" }].filter(ranSpec).map((s) => s.text), ["a", "b"]);
+    });
+});
+
+describe("focusOn", () => {
+    // spec texts as csi-sanity's are made: words, brackets, parentheses, dots, slashes, quotes
+    const specText = fc.array(fc.constantFrom("a", "b", " ", "[", "]", "(", ")", ".", "*", "+", "?", "|", "^", "$", "\\", "{", "}", "/", "'", "-"), { minLength: 1, maxLength: 12 }).map((cs) => cs.join(""));
+
+    test("matches exactly the specs given, whole texts only (RE2 and JavaScript read these escapes alike)", () => {
+        fc.assert(fc.property(fc.uniqueArray(specText, { minLength: 2, maxLength: 6 }), fc.integer({ min: 1 }), (texts, n) => {
+            const chosen = texts.slice(0, 1 + (n % (texts.length - 1)));
+            const focus = new RegExp(focusOn(chosen));
+            for (const t of texts) assert.equal(focus.test(t), chosen.includes(t), `${JSON.stringify(t)} against ${focus}`);
+            // a chosen text inside a longer one is not matched
+            for (const t of chosen) assert.equal(focus.test(`x ${t}`) && !chosen.includes(`x ${t}`), false);
+        }));
+    });
+
+    test("no spec is refused (an empty focus would run the whole suite)", () => {
+        assert.throws(() => focusOn([]), { message: "focusOn: no spec" });
+    });
+});
