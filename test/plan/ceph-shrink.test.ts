@@ -117,8 +117,9 @@ describe("CephFS shrink: mons leave the monmap, drains run first, fewer copies o
         assert.deepEqual(fsArgs(twoExplicit), ["apply", "--fs", "shared-fs", "--hosts", "2", "--replicas", "2", "--replicas-configured"]);
     });
 
-    test("npm run plan --diff: the refusal after the changes and exit 1; --json carries it; the explicit shrink plans with exit 0 and says the mons leave", async () => {
+    test("npm run plan --diff: the refusal after the changes and exit 1; --json carries it; the explicit shrink plans with exit 0 and says the mons leave", async (t) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ceph-shrink-"));
+        t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
         const stack = (name: string, config: Record<string, unknown>) => {
             const file = path.join(dir, `Pulumi.${name}.yaml`);
             const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k.includes(":") ? k : `zcloud-storage:${k}`, v]));
