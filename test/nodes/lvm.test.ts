@@ -33,6 +33,7 @@ import { PrometheusServer, metricNames, startPrometheus, withFor } from "../moni
 import { thinPoolPercent, topolvmControllerMetricsTarget, topolvmMetricsTarget } from "../../components/lvm/monitoring";
 import { NodesCluster, startCluster, waitFor } from "./cluster";
 import { GuestShell, PlanApplier } from "./apply";
+import { describeGuestLoad, guestLoadCommand, parseGuestLoad } from "./guestLoad";
 
 const NS = "zcloud-storage";
 const CONTEXT = "nodes-tier";
@@ -772,8 +773,22 @@ async function kubeletHealthy(g: Guest): Promise<void> {
     }, 2000);
 }
 
+/**
+ * Each guest's load since its boot (guestLoad.ts) and its sidecars' restart count (the kubelet's,
+ * one per failed start), into the figures: what the node's own daemons cost under TCG.
+ */
+async function recordGuestLoad(): Promise<void> {
+    for (const g of vms!.guests) {
+        const load = parseGuestLoad(await g.check(guestLoadCommand));
+        const pods = cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${g.name}`).items as any[];
+        const sidecarRestarts = pods.flatMap((p) => (p.status.containerStatuses ?? []) as any[]).filter((c) => c.name in sidecarPrograms).reduce((n, c) => n + c.restartCount, 0);
+        figures.push(`load before the restarts: ${describeGuestLoad(g.name, load)}; the sidecars that cannot start: restart count ${sidecarRestarts}`);
+    }
+}
+
 test("kubelet and containerd restarted on the volume's node (systemctl): every container runs on, the same (IDs, restart counts), the volume stays published with its data", async () => {
     assert.ok(volume && checksum, "the volume of the test before");
+    await recordGuestLoad();
     const g = guestOf(thick);
     for (const daemon of ["kubelet", "containerd"]) {
         const before = runningContainers(thick.node);
