@@ -46,6 +46,8 @@ export interface PrometheusOptions {
     ruleFiles?: string[];
     /** Scrape and evaluation interval. */
     interval?: string;
+    /** Scrape interval (and so timeout) where it differs: a slow target's scrape may take longer. */
+    scrapeInterval?: string;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
         return f;
     });
     const config = path.join(o.dir, "prometheus.yml");
-    fs.writeFileSync(config, yaml.dump({ global: { scrape_interval: interval, evaluation_interval: interval }, rule_files: ruleFiles, scrape_configs: o.scrapeConfigs }, { lineWidth: -1, noRefs: true }));
+    fs.writeFileSync(config, yaml.dump({ global: { scrape_interval: o.scrapeInterval ?? interval, evaluation_interval: interval }, rule_files: ruleFiles, scrape_configs: o.scrapeConfigs }, { lineWidth: -1, noRefs: true }));
     let out = "";
     let proc: ChildProcess | undefined;
     let url = "";
