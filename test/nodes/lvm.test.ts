@@ -363,15 +363,16 @@ async function removeVolume(s: StorageUnderTest, volumeId: string, at: string): 
     assert.equal(logicalVolumes().filter((x) => x.status?.volumeID === volumeId).length, 0);
 }
 
-/** The restart counts of the plugins' own containers (not the sidecars that cannot start) on the storages' nodes. */
-function pluginRestarts(): Record<string, number> {
-    return Object.fromEntries(
-        storages.flatMap((s) =>
-            (cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${s.node}`).items as any[]).flatMap((p) =>
-                (p.status.containerStatuses ?? []).filter((c: any) => !(c.name in sidecarPrograms)).map((c: any) => [`${p.metadata.name}/${c.name}`, c.restartCount]),
-            ),
-        ),
+/** The container statuses of the storage namespace's pods on `node`, each named `<pod>/<container>`. */
+function containerStatusesOn(node: string): { name: string; status: any }[] {
+    return (cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${node}`).items as any[]).flatMap((p) =>
+        ((p.status.containerStatuses ?? []) as any[]).map((c) => ({ name: `${p.metadata.name}/${c.name}`, status: c })),
     );
+}
+
+/** The restart counts of the plugins' own containers (not the sidecars that cannot start) on the storages' nodes. */
+function pluginRestarts(on: StorageUnderTest[] = storages): Record<string, number> {
+    return Object.fromEntries(on.flatMap((s) => containerStatusesOn(s.node).filter((c) => !(c.status.name in sidecarPrograms)).map((c) => [c.name, c.status.restartCount])));
 }
 
 /**
@@ -380,8 +381,8 @@ function pluginRestarts(): Record<string, number> {
  * reads the API server, is checked once a minute).
  */
 async function pluginsServing(s: StorageUnderTest): Promise<void> {
-    await waitFor("the plugin containers Running", 300_000, async () => {
-        const seen = containersSeen().filter((c) => !(c.container in sidecarPrograms));
+    await waitFor(`the plugin containers on ${s.node} Running`, 300_000, async () => {
+        const seen = containersSeen().filter((c) => c.node === s.node && !(c.container in sidecarPrograms));
         return seen.every((c) => c.running) ? true : undefined;
     }, 3000);
     for (const [plugin, endpoint] of [["node", onNode], ["controller", controllerOf(s)]] as const) {
@@ -393,9 +394,9 @@ async function pluginsServing(s: StorageUnderTest): Promise<void> {
     }
 }
 
-/** What a failed spec left (its cleanup failed with the plugin's call), removed through the controllers. */
-async function removeLeftoverVolumes(): Promise<void> {
-    for (const lv of logicalVolumes()) {
+/** What a failed spec left (its cleanup failed with the plugin's call) in these storages, removed through their controllers. */
+async function removeLeftoverVolumes(on: StorageUnderTest[]): Promise<void> {
+    for (const lv of logicalVolumes().filter((x) => on.some((s) => s.name === x.spec.deviceClass))) {
         const s = storages.find((x) => x.name === lv.spec.deviceClass)!;
         if (lv.status?.volumeID) await csiCall(guestOf(s), controllerOf(s), "delete", [`-volume=${lv.status.volumeID}`]);
     }
@@ -440,7 +441,7 @@ async function sanityOn(s: StorageUnderTest) {
         return { specs, output };
     };
     const t = Date.now();
-    const restartsBefore = pluginRestarts();
+    const restartsBefore = pluginRestarts([s]);
     let { specs, output } = await run(skip);
     for (let rerun = 1; ; rerun++) {
         const failed = specs.filter(failedSpec);
@@ -448,12 +449,12 @@ async function sanityOn(s: StorageUnderTest) {
         const told = failed.map((x) => `${x.text} [${x.state} in ${x.failure?.in ?? "?"}]: ${transientCause(x) ?? "not a timeout or a lost connection"}\n${(x.failure?.message ?? "").replace(/^/gm, "    ")}`).join("\n");
         assert.ok(failed.every((x) => transientCause(x) !== undefined), `csi-sanity ${s.name}: a spec failed, not on a timeout or a lost connection:\n${told}\n${output.slice(-20000)}`);
         assert.ok(rerun <= sanityRerunsAtMost, `csi-sanity ${s.name}: specs still failing after ${sanityRerunsAtMost} runs again:\n${told}`);
-        const restarted = restartsSince(restartsBefore);
+        const restarted = restartsSince(restartsBefore, [s]);
         console.log(`# csi-sanity ${s.name}: ${failed.length} spec(s) failed on a timeout or a lost connection, run again (${rerun}):\n${told.replace(/^/gm, "#   ")}`);
         if (restarted.length > 0) console.log(restarted.map((x) => x.evidence.replace(/^/gm, "# ")).join("\n"));
         figures.push(`csi-sanity on ${s.name}: run again (${rerun}): ${failed.map((x) => `"${x.text.replace(/^CSI Driver Test Suite /, "")}" (${transientCause(x)})`).join(", ")}${restarted.length > 0 ? `; restarted before: ${restarted.map((x) => `${x.container}${x.byLiveness ? " (killed for its liveness probe)" : ""}`).join(", ")}` : ""}`);
         await pluginsServing(s);
-        await removeLeftoverVolumes();
+        await removeLeftoverVolumes([s]);
         const again = await run([`--ginkgo.focus=${shellQuote(focusOn(failed.map((x) => x.text)))}`]);
         // the focus ran exactly the failed specs
         assert.deepEqual(again.specs.filter(ranSpec).map((x) => x.text).sort(), failed.map((x) => x.text).sort());
@@ -470,8 +471,8 @@ async function sanityOn(s: StorageUnderTest) {
  * record), whether the kubelet killed it for its liveness probe (the pod's events), and the tail
  * of its previous log.
  */
-function restartsSince(before: Record<string, number>): { container: string; byLiveness: boolean; evidence: string }[] {
-    const now = pluginRestarts();
+function restartsSince(before: Record<string, number>, on: StorageUnderTest[]): { container: string; byLiveness: boolean; evidence: string }[] {
+    const now = pluginRestarts(on);
     return Object.keys(now).filter((k) => now[k] !== before[k]).map((k) => {
         const [pod, container] = k.split("/");
         const status = (cluster.json(`get pod ${pod} -n ${NS}`).status.containerStatuses as any[]).find((c) => c.name === container);
@@ -482,15 +483,19 @@ function restartsSince(before: Record<string, number>): { container: string; byL
     });
 }
 
-test("csi-sanity's suite against each storage's pods, one after the other (its node's topolvm-node socket and controller pod's): the thin one's in full, snapshots and clones included; the thick one's less snapshots and clones, which TopoLVM makes of thin volumes only; a spec failed on a plugin's timeout or lost connection run again on its own (at most three times), with its cause; any other failure fails", async () => {
-    // One suite at a time: run at once, both guests' plugins were starved (the controller lost
-    // its leader lease on both runs of a try, with nothing else running on this machine).
-    // Under the load of CI the plugins' calls to the API server sometimes time out or lose their
+test("csi-sanity's suite against each storage's pods, both at once (its node's topolvm-node socket and controller pod's): the thin one's in full, snapshots and clones included; the thick one's less snapshots and clones, which TopoLVM makes of thin volumes only; a spec failed on a plugin's timeout or lost connection run again on its own (at most three times), with its cause; any other failure fails", async () => {
+    // Both suites at once: one after the other, the guest with no suite running still took about a
+    // core of this machine's two (its kubelet, containerd, shims), so the other ran no faster. The
+    // controller's long leader-election timings (the stack's leaderElection) keep its lease under
+    // that load. The plugins' calls to the API server still sometimes time out or lose their
     // connection on these emulated guests (a DeleteVolume's Delete of its LogicalVolume,
-    // topolvm-node's readiness check), and the kubelet has killed lvmd for its 3 s liveness
-    // probe (test/nodes/README.md): the specs that failed so run again (sanityOn).
-    const runs: { passed: number; failed: number; skippedHere: number }[] = [];
-    for (const s of storages) runs.push(await sanityOn(s));
+    // topolvm-node's readiness check), and the kubelet has killed lvmd for its 3 s liveness probe
+    // (test/nodes/README.md): the specs that failed so run again (sanityOn, each storage's own).
+    // Each suite to its end before any failure is told (a later test must not start beside a suite).
+    const settled = await Promise.allSettled(storages.map((s) => sanityOn(s)));
+    const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+    if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, failures.map(String).join("\n"));
+    const runs = settled.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof sanityOn>>>).value);
     const [thickRun, thinRun] = runs;
     for (const r of runs) {
         assert.equal(r.failed, 0);
@@ -780,10 +785,7 @@ async function podsBackAnew(node: string, before: Record<string, string>): Promi
 
 /** The containers of the storage namespace's pods on `node` that run: name -> container ID and restart count. */
 function runningContainers(node: string): Record<string, string> {
-    const pods = cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${node}`).items as any[];
-    return Object.fromEntries(
-        pods.flatMap((p) => (p.status.containerStatuses ?? []).filter((c: any) => c.state.running).map((c: any) => [`${p.metadata.name}/${c.name}`, `${c.containerID} restarts=${c.restartCount}`])),
-    );
+    return Object.fromEntries(containerStatusesOn(node).filter((c) => c.status.state.running).map((c) => [c.name, `${c.status.containerID} restarts=${c.status.restartCount}`]));
 }
 
 /** Waits until the guest's kubelet answers its health check and its Node is Ready. */
@@ -804,8 +806,7 @@ async function kubeletHealthy(g: Guest): Promise<void> {
 async function recordGuestLoad(): Promise<void> {
     for (const g of vms!.guests) {
         const load = parseGuestLoad(await g.check(guestLoadCommand));
-        const pods = cluster.json(`get pods -n ${NS} --field-selector spec.nodeName=${g.name}`).items as any[];
-        const sidecarRestarts = pods.flatMap((p) => (p.status.containerStatuses ?? []) as any[]).filter((c) => c.name in sidecarPrograms).reduce((n, c) => n + c.restartCount, 0);
+        const sidecarRestarts = containerStatusesOn(g.name).filter((c) => c.status.name in sidecarPrograms).reduce((n, c) => n + c.status.restartCount, 0);
         figures.push(`load before the restarts: ${describeGuestLoad(g.name, load)}; the sidecars that cannot start: restart count ${sidecarRestarts}`);
     }
 }
