@@ -484,10 +484,10 @@ function restartsSince(before: Record<string, number>, on: StorageUnderTest[]): 
 }
 
 test("csi-sanity's suite against each storage's pods, both at once (its node's topolvm-node socket and controller pod's): the thin one's in full, snapshots and clones included; the thick one's less snapshots and clones, which TopoLVM makes of thin volumes only; a spec failed on a plugin's timeout or lost connection run again on its own (at most three times), with its cause; any other failure fails", async () => {
-    // Both suites at once: one after the other, the guest with no suite running still took about a
-    // core of this machine's two (its kubelet, containerd, shims), so the other ran no faster. The
-    // controller's long leader-election timings (the stack's leaderElection) keep its lease under
-    // that load. The plugins' calls to the API server still sometimes time out or lose their
+    // Both suites at once: one after the other, the guest with no suite running still took close to
+    // a host core (its kubelet, containerd, shims); at once, the two overlap (609-795 s for both
+    // against 864 s one after the other, test/nodes/README.md "tenth"). The controller's long
+    // leader-election timings (the stack's leaderElection) keep its lease under that load. The plugins' calls to the API server still sometimes time out or lose their
     // connection on these emulated guests (a DeleteVolume's Delete of its LogicalVolume,
     // topolvm-node's readiness check), and the kubelet has killed lvmd for its 3 s liveness probe
     // (test/nodes/README.md): the specs that failed so run again (sanityOn, each storage's own).
