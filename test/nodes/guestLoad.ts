@@ -1,8 +1,9 @@
 /**
  * How busy a guest node has been since it booted, and with what: the guest's own accounting
- * (/proc/stat, ps), read over SSH at one moment. The TCG guests are slow enough that a node's own
- * daemons (kubelet, containerd, the containers' shims) decide how fast a suite runs on the other
- * guest (test/nodes/README.md): lvm.test.ts prints this per guest in its figures, CI's log included.
+ * (/proc/stat, ps), read over SSH at one moment. Under TCG a node's own daemons (kubelet,
+ * containerd, the containers' shims) take most of each guest's busy time, CPU this 2-core machine's
+ * other work needs (test/nodes/README.md): lvm.test.ts prints this per guest in its figures, CI's
+ * log included.
  * Pure: no I/O.
  */
 
