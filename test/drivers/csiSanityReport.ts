@@ -62,7 +62,8 @@ export function sanityCounts(specs: SanitySpec[]): SanityCounts {
 const transientCauses: { cause: string; pattern: RegExp }[] = [
     { cause: "a connection to the API server lost", pattern: /http2: client connection lost/ },
     { cause: "a call that timed out", pattern: /context deadline exceeded|code = DeadlineExceeded|i\/o timeout|TLS handshake timeout|net\/http: request canceled/ },
-    { cause: "a plugin's socket not served (the plugin restarting)", pattern: /code = Unavailable|connection refused|transport is closing|error reading from server: EOF/ },
+    // gRPC's own words when it cannot reach the socket: also where csi-sanity compares the code it got (Unavailable) with the one it wanted
+    { cause: "a plugin's socket not served (the plugin restarting)", pattern: /code = Unavailable|connection refused|transport is closing|error reading from server: EOF|transport: Error while dialing: dial unix / },
 ];
 
 /** Why a failed spec may run again, or undefined when its failure is an answer of the driver's (it must not). */

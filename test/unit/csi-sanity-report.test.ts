@@ -60,6 +60,9 @@ describe("csi-sanity's JSON report", () => {
         assert.equal(transientCause(failed(cleanupLost)), "a connection to the API server lost");
         assert.equal(transientCause(failed(probeTimedOut)), "a call that timed out");
         assert.equal(transientCause(failed("rpc error: code = Unavailable desc = connection error: dial unix /csi/csi.sock: connect: connection refused")), "a plugin's socket not served (the plugin restarting)");
+        // csi-sanity's comparison of codes, made with the plugin's socket gone
+        const socketGone = 'unexpected error: connection error: desc = "transport: Error while dialing: dial unix /var/lib/kubelet/plugins/topolvm.io/node/csi-topolvm.sock: connect: no such file or directory"\nExpected\n    <codes.Code>: 14\nto equal\n    <codes.Code>: 3';
+        assert.equal(transientCause(failed(socketGone)), "a plugin's socket not served (the plugin restarting)");
         assert.equal(transientCause(failed(wrongCode)), undefined);
         assert.equal(transientCause(failed("rpc error: code = NotFound desc = volume not found")), undefined);
         // ginkgo's own stop, a panic: not a plugin's timeout
