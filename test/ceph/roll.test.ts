@@ -17,9 +17,12 @@
  *   as pods under real kubelets in the nodes tier, test/nodes/cephfs.test.ts)
  * - status (tools/status) reading the real cluster through `kubectl exec` into the admin pod:
  *   healthy; one OSD stopped is reported with its node and device;
- * - the creation cost of the chain: a second cluster of the same stack created all at once (every
- *   pod started together, failing init containers and daemons restarted with the kubelet's
- *   back-off), timed against the chain's creation.
+ * - monitoring: the planned metrics Job, a real Prometheus with the storage's rules scraping both
+ *   managers, the alerts of a stopped mon and a stopped OSD;
+ * - shrunk to one host: the removed hosts' drains one after the other, their mons leaving the
+ *   monmap, every object read back.
+ * (The creation all at once, a timed comparison with this creation in the roll's order, ran here
+ * until 2026-12-06: test/ceph/README.md.)
  */
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -27,9 +30,9 @@ import { ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, sleep, waitFor } from "./cluster";
+import { CEPH_APT_PACKAGES, CephTestCluster, missingPrerequisites, RunResult, waitFor } from "./cluster";
 import { runPlannedLocalCommand } from "./localCommand";
-import { CephPlan, PlannedContainer } from "./planned";
+import { CephPlan } from "./planned";
 import { TIER_RELEASE, tierRoot } from "./release";
 import { cephRollSteps } from "../../components/cephfs/gates";
 import { cephNames, deviceSlug } from "../../components/naming";
@@ -683,50 +686,6 @@ describe(`ceph tier: the gated roll of every daemon under client I/O (${TIER_REL
         assert.deepEqual(Object.keys(health.checks).filter((k) => !MONMAP_AES_CHECKS.includes(k) && k !== "POOL_NO_REDUNDANCY" && k !== "TOO_FEW_OSDS").sort(), [], JSON.stringify(health.checks));
         timings.push(["shrink to one host (refusal, pools lowered, two drains, two mons leave)", Date.now() - t0]);
     });
-
-    it("creation cost: the same stack created all at once (every pod started together, failures restarted with the kubelet's back-off) vs in the roll's order", async () => {
-        await c.stop();
-        const b = CephTestCluster.create(tierRoot(TIER_RELEASE));
-        const stopped = { done: false };
-        try {
-            const devs = ["a", "b", "c"].map((n) => b.loop(`once-osd-${n}`, 3072));
-            const once = await CephPlan.plan({ ...plan.stack, hosts: Object.fromEntries(NODES.map((n, i) => [n, [devs[i]]])) });
-            await b.boot(once, Object.values(once.monIps).filter((ip) => ip !== once.monIps.a));
-            const t0 = Date.now();
-            const pods: Promise<void>[] = [];
-            for (const id of ["a", "b", "c"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mon-${id}`, "mon-init"), () => b.cephDaemon("mon", id), stopped));
-            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mgr-${id}`, "keyring"), () => b.cephDaemon("mgr", id), stopped));
-            // The tier's "nodes" share one host's /var/lib/ceph: two OSD prepares at once would
-            // share ceph-osd.sh's bootstrap keyring file (one removes it under the other). So here
-            // an OSD starts once the one before it is up; on real nodes they would start together.
-            let previousUp: Promise<unknown> = Promise.resolve();
-            for (const [i, w] of b.osdWorkloads().entries()) {
-                const after = previousUp;
-                previousUp = (async () => {
-                    await after;
-                    await kubeletPod(b, undefined, () => b.osdDaemon(`osd.${i}`, w), stopped);
-                    await waitFor(`osd.${i} up`, 300_000, async () => ((await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]).catch(() => ({ num_up_osds: -1 }))).num_up_osds > i ? true : undefined), 500);
-                })();
-                pods.push(previousUp as Promise<void>);
-            }
-            for (const id of ["a", "b"]) pods.push(kubeletPod(b, once.container(`ceph-${FS}-mds-${id}`, "keyring"), () => b.cephDaemon("mds", id), stopped));
-            const job = kubeletPod(b, once.container(`${FS}-filesystem`, "filesystem"), undefined, stopped);
-            await job;
-            await waitFor("every PG active and clean", 300_000, async () => {
-                const pg = await pgCounts(b).catch(() => undefined);
-                return pg && pg.total > 0 && pg.clean === pg.total ? true : undefined;
-            }, 500);
-            const onceMs = Date.now() - t0;
-            const chainMs = timings.find(([w]) => w.startsWith("create in the roll's order"))![1];
-            timings.push(["create all at once (kubelet back-off on failures)", onceMs]);
-            figures.push(`creation: in the roll's order ${(chainMs / 1000).toFixed(1)} s, all at once ${(onceMs / 1000).toFixed(1)} s`);
-            const st = await b.cephJson<{ num_up_osds: number }>(["osd", "stat"]);
-            assert.equal(st.num_up_osds, 3);
-        } finally {
-            stopped.done = true;
-            await b.stop();
-        }
-    });
 });
 
 /** status's kubectl, played by fake-kubectl.sh: `exec` runs in the cluster's namespace with the admin container's env. */
@@ -760,29 +719,6 @@ async function pgCounts(k: CephTestCluster): Promise<{ total: number; active: nu
 async function osdFlags(k: CephTestCluster): Promise<string[]> {
     const line = /^flags (\S+)$/m.exec(ok(await k.ceph(["osd", "dump"])).stdout)?.[1] ?? "";
     return line.split(",").filter((f) => ["noout", "norebalance", "nobackfill", "norecover", "nodown", "noup", "noin", "pause"].includes(f));
-}
-
-/**
- * A pod as the kubelet runs it when nothing orders the pods (all at once): its init container
- * until it succeeds, then its daemon (none: a Job's container, until it succeeds), restarted
- * when it exits; each failure waits the kubelet's back-off (10 s, doubling, at most 300 s).
- */
-async function kubeletPod(k: CephTestCluster, init: PlannedContainer | undefined, start: (() => ChildProcess) | undefined, stopped: { done: boolean }): Promise<void> {
-    let backoff = 10_000;
-    const failed = async () => {
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, 300_000);
-    };
-    while (init && !stopped.done && (await k.container(init, { timeoutMs: 240_000 })).code !== 0) await failed();
-    if (!start) return;
-    void (async () => {
-        while (!stopped.done) {
-            const child = start();
-            await new Promise<void>((r) => child.once("exit", () => r()));
-            if (stopped.done) return;
-            await failed();
-        }
-    })();
 }
 
 /** Prometheus's address, in the cluster's network namespace (its own loopback: only the cluster's daemons listen there, on 3300, 6789, 6800-7568 and 9283). */
