@@ -406,9 +406,10 @@ async function pluginsServing(s: StorageUnderTest): Promise<void> {
 
 /** What a failed spec left (its cleanup failed with the plugin's call) in these storages, removed through their controllers. */
 async function removeLeftoverVolumes(on: StorageUnderTest[]): Promise<void> {
-    for (const lv of logicalVolumes().filter((x) => on.some((s) => s.name === x.spec.deviceClass))) {
-        const s = storages.find((x) => x.name === lv.spec.deviceClass)!;
-        if (lv.status?.volumeID) await csiCall(guestOf(s), controllerOf(s), "delete", [`-volume=${lv.status.volumeID}`]);
+    for (const s of on) {
+        for (const lv of logicalVolumesOf(s)) {
+            if (lv.status?.volumeID) await csiCall(guestOf(s), controllerOf(s), "delete", [`-volume=${lv.status.volumeID}`]);
+        }
     }
 }
 
