@@ -60,8 +60,9 @@ export function sanityCounts(specs: SanitySpec[]): SanityCounts {
  * answer of the driver's. The names are printed with the spec.
  */
 const transientCauses: { cause: string; pattern: RegExp }[] = [
-    { cause: "a connection to the API server lost", pattern: /http2: client connection lost/ },
-    { cause: "a call that timed out", pattern: /context deadline exceeded|code = DeadlineExceeded|i\/o timeout|TLS handshake timeout|net\/http: request canceled/ },
+    { cause: "a connection to the API server lost", pattern: /http2: client connection lost|http2: server sent GOAWAY|connection reset by peer|unexpected EOF|use of closed network connection/ },
+    // client-go's rate limiter refusing to wait past the call's deadline; the API server's own timeout
+    { cause: "a call that timed out", pattern: /context deadline exceeded|code = DeadlineExceeded|i\/o timeout|TLS handshake timeout|net\/http: request canceled|would exceed context deadline|the server was unable to return a response in the time allotted/ },
     // gRPC's own words when it cannot reach the socket: also where csi-sanity compares the code it got (Unavailable) with the one it wanted
     { cause: "a plugin's socket not served (the plugin restarting)", pattern: /code = Unavailable|connection refused|transport is closing|error reading from server: EOF|transport: Error while dialing: dial unix / },
 ];

@@ -63,6 +63,11 @@ describe("csi-sanity's JSON report", () => {
         // csi-sanity's comparison of codes, made with the plugin's socket gone
         const socketGone = 'unexpected error: connection error: desc = "transport: Error while dialing: dial unix /var/lib/kubelet/plugins/topolvm.io/node/csi-topolvm.sock: connect: no such file or directory"\nExpected\n    <codes.Code>: 14\nto equal\n    <codes.Code>: 3';
         assert.equal(transientCause(failed(socketGone)), "a plugin's socket not served (the plugin restarting)");
+        // topolvm-node's readiness check, told by Probe: client-go's rate limiter at the check's 10 s deadline
+        assert.equal(transientCause(failed("rpc error: code = FailedPrecondition desc = client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")), "a call that timed out");
+        assert.equal(transientCause(failed("rpc error: code = Internal desc = the server was unable to return a response in the time allotted, but may still be processing the request (get logicalvolumes.topolvm.io pvc-1)")), "a call that timed out");
+        assert.equal(transientCause(failed('rpc error: code = Internal desc = Get "https://10.250.0.1:6443/apis/storage.k8s.io/v1/csidrivers/topolvm.io": read tcp 10.250.0.11:41234->10.250.0.1:6443: read: connection reset by peer')), "a connection to the API server lost");
+        assert.equal(transientCause(failed('rpc error: code = Internal desc = Put "https://10.250.0.1:6443/apis/topolvm.io/v1/logicalvolumes/x": unexpected EOF')), "a connection to the API server lost");
         assert.equal(transientCause(failed(wrongCode)), undefined);
         assert.equal(transientCause(failed("rpc error: code = NotFound desc = volume not found")), undefined);
         // ginkgo's own stop, a panic: not a plugin's timeout
