@@ -453,13 +453,14 @@ async function sanityOn(s: StorageUnderTest) {
         const dry = await g.run(await sanity(["--ginkgo.dry-run", `--ginkgo.focus='${spec}'`]));
         assert.ok(csiSanitySummary(dry.stdout).ran > 0, `${s.name}: ${spec} matches no spec`);
     }
-    const skip = [
+    // the storage's specs: its focus less its skips
+    const chosen = [
         ...(s.skips.length ? [`--ginkgo.skip=${shellQuote(s.skips.map((x) => x.spec).join("|"))}`] : []),
         ...(s.focus ? [`--ginkgo.focus=${shellQuote(s.focus.map((x) => x.spec).join("|"))}`] : []),
     ];
     // A dry run skips only what the patterns skip; the real run also skips the specs of
     // capabilities the driver does not claim (csi-sanity's own checks).
-    const skippedHere = csiSanitySummary((await g.run(await sanity(["--ginkgo.dry-run", ...skip]))).stdout).skipped;
+    const skippedHere = csiSanitySummary((await g.run(await sanity(["--ginkgo.dry-run", ...chosen]))).stdout).skipped;
     const run = async (extra: string[]) => {
         await g.check(`rm -f ${report}`);
         const r = await g.run(await sanity([`--ginkgo.json-report=${report}`, ...extra]), { timeoutMs: 1_800_000 });
@@ -473,7 +474,7 @@ async function sanityOn(s: StorageUnderTest) {
     };
     const t = Date.now();
     const restartsBefore = pluginRestarts([s]);
-    let { specs, output } = await run(skip);
+    let { specs, output } = await run(chosen);
     for (let rerun = 1; ; rerun++) {
         const failed = specs.filter(failedSpec);
         if (failed.length === 0) break;
