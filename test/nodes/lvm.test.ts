@@ -39,8 +39,8 @@ import { describeGuestLoad, guestLoadCommand, parseGuestLoad } from "./guestLoad
 const NS = "zcloud-storage";
 const CONTEXT = "nodes-tier";
 
-/** A csi-sanity spec pattern skipped, with the reason. */
-interface SanitySkip {
+/** A csi-sanity spec pattern (Go's RE2, as ginkgo reads it), with the reason it is skipped or run. */
+interface SanityPattern {
     spec: string;
     reason: string;
 }
@@ -50,7 +50,7 @@ interface SanitySkip {
  * and CLONE_VOLUME for every device class but implements both only for thin ones (a thick LV has
  * no thin snapshot to take); its own e2e suite skips the same specs for its thick device class.
  */
-const snapshotAndCloneSpecs: SanitySkip[] = [
+const snapshotAndCloneSpecs: SanityPattern[] = [
     { spec: "CreateVolume.*source snapshot", reason: "a volume from a snapshot: TopoLVM makes snapshots of thin volumes only" },
     { spec: "CreateVolume.*source volume", reason: "a clone of a volume: TopoLVM clones thin volumes only (as a thin snapshot)" },
     { spec: "CreateSnapshot", reason: "TopoLVM makes snapshots of thin volumes only" },
@@ -61,10 +61,10 @@ const snapshotAndCloneSpecs: SanitySkip[] = [
  * What the thin storage's suite runs: its snapshots and clones, and the specs whose calls reach a
  * thin pool (capacity, a volume's life, expansion). The rest of the suite (arguments refused,
  * idempotence, the node's answers) calls the same topolvm-node and controller program whatever the
- * device class: it runs once, in the thick storage's suite. Beside it the thin suite took 606-897 s
- * against the thick one's 327-746 s (test/nodes/README.md, "twelfth"), the guests' critical path.
+ * device class: it runs once, in the thick storage's suite. The whole suite on the thin storage
+ * was the guests' critical path (test/nodes/README.md, "twelfth").
  */
-const thinSpecs: SanitySkip[] = [
+const thinSpecs: SanityPattern[] = [
     ...snapshotAndCloneSpecs,
     { spec: "GetCapacity", reason: "the thin pool's capacity, overprovisioned" },
     { spec: "CreateVolume should return appropriate values SingleNodeWriter WithCapacity 1Gi", reason: "a thin volume of a size" },
@@ -74,9 +74,9 @@ const thinSpecs: SanitySkip[] = [
 
 interface StorageUnderTest extends GuestLvmStorage {
     /** csi-sanity specs skipped for this storage; everything else must pass. */
-    skips: SanitySkip[];
+    skips: SanityPattern[];
     /** The only specs run for this storage (its suite is these less its skips); all when absent. */
-    focus?: SanitySkip[];
+    focus?: SanityPattern[];
     /** Its guest reboots in the last test (booted rebootable). */
     reboots?: boolean;
     /** csi-sanity v5.6.0's specs that pass here (test/nodes/README.md): a spec the suite stops running fails this. */
