@@ -42,10 +42,20 @@ export interface GuestSpec {
     /** Default 1024. */
     memoryMiB?: number;
     /**
-     * Virtual CPUs, default 1. Under TCG each is a host thread of its own (multi-threaded TCG), so a
-     * busy guest with 2 uses both of this machine's cores while an idle one costs nothing.
+     * Virtual CPUs, default 1. Under TCG each is a host thread of its own (multi-threaded TCG) unless
+     * `tcgThreads` is "single", so a busy guest with 2 uses both of this machine's cores while an
+     * idle one costs nothing.
      */
     cpus?: number;
+    /**
+     * How QEMU emulates the vCPUs: "multi" (default), a host thread per vCPU; "single", all of this
+     * guest's vCPUs in turn on one host thread (`-accel tcg,thread=single`). Two busy guests of 2
+     * vCPUs each put four vCPU threads on this machine's two cores, and multi-threaded TCG then
+     * waits for descheduled vCPUs (a cross-vCPU TLB flush or an emulated atomic stops them all):
+     * a Go workload run in both at once took 10-12 s with "multi", 6-7 s with "single" and 6 s with
+     * one vCPU each (test/nodes/README.md). The guest still sees its vCPUs.
+     */
+    tcgThreads?: "multi" | "single";
     /**
      * The guest may reboot (Guest.reboot()): QEMU runs without -no-reboot, so a reboot in the guest
      * restarts it in the same QEMU, its disks kept. Default false: a reboot or a panic ends QEMU.
@@ -606,7 +616,7 @@ async function startGuest(spec: GuestSpec, ctx: StartContext): Promise<GuestImpl
         const port = await freePort();
         const args = [
             "-name", `zcloud-vm-${spec.name}`,
-            "-accel", "tcg",
+            "-accel", spec.tcgThreads === "single" ? "tcg,thread=single" : "tcg",
             "-machine", "pc",
             "-m", String(spec.memoryMiB ?? 1024),
             "-smp", String(spec.cpus ?? 1),
