@@ -726,6 +726,18 @@ describe("each storage's tests on its own guest, the two guests' at once", { con
                 const endpoints = [topolvmMetricsTarget.service, topolvmControllerMetricsTarget(true).service].flatMap(serviceEndpoints);
                 return endpoints.length > 0 && endpoints.every((e) => podIps.has(e.ip)) ? true : undefined;
             }, 3000);
+            // Only the leader runs the reconcilers whose metrics the test reads. A leader killed by the
+            // reboot still holds the Lease until it expires (137 s after its last renewal), then a
+            // replica takes it at its next retry (26 s): wait for a renewal, not a clock (the
+            // holder's renewTime is the guest's time).
+            const leaderWaited = Date.now();
+            const renewTime = () => cluster.json(`get lease topolvm -n ${NS}`).spec?.renewTime as string | undefined;
+            const seenRenewal = renewTime();
+            await waitFor("topolvm-controller's Lease renewed by a live leader (after the reboot: once it expired and a replica took it)", 300_000, () => {
+                const now = renewTime();
+                return now !== undefined && now !== seenRenewal ? true : undefined;
+            }, 2000);
+            figures.push(`the monitoring test waited ${((Date.now() - leaderWaited) / 1000).toFixed(0)} s for a renewal of the controller's Lease`);
             const g = guestOf(thin);
             const vg = `zcloud-${thin.name}`;
             const lvsBefore = logicalVolumeNames(thin);
