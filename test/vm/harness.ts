@@ -52,7 +52,7 @@ export interface GuestSpec {
      * guest's vCPUs in turn on one host thread (`-accel tcg,thread=single`). Two busy guests of 2
      * vCPUs each put four vCPU threads on this machine's two cores, and multi-threaded TCG then
      * waits for descheduled vCPUs (a cross-vCPU TLB flush or an emulated atomic stops them all):
-     * a Go workload run in both at once took 10-12 s with "multi", 6-7 s with "single" and 6 s with
+     * a Go workload run in both at once took 9-12 s with "multi", 6-7 s with "single" and 5-7 s with
      * one vCPU each (test/nodes/README.md). The guest still sees its vCPUs.
      */
     tcgThreads?: "multi" | "single";
