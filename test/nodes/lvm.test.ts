@@ -119,6 +119,11 @@ const guestBin = "/opt/zcloud-test";
 /** The real Prometheus of the metrics test (stopped in after). */
 let prom: PrometheusServer | undefined;
 
+/** topolvm-controller's leader-election Lease (its spec), or undefined while there is none. */
+function controllerLease(): { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string } | undefined {
+    return cluster.json(`get leases -n ${NS}`).items.find((l: { metadata: { name: string } }) => l.metadata.name === "topolvm")?.spec;
+}
+
 /**
  * Longer leases than upstream's 15/10/2 s, as a stack on a slow control plane would set them
  * (docs/drivers.md): at those defaults both controller replicas lost their lease every few
@@ -278,7 +283,7 @@ test("applied as pulumi up applies it: the kubelets pull the TopoLVM image and r
     }
     // the stack's lease timings reached the running controller: its Lease holds its duration
     const lease = await waitFor("topolvm-controller's Lease held", 120_000, () => {
-        const spec = cluster.json(`get leases -n ${NS}`).items.find((l: { metadata: { name: string } }) => l.metadata.name === "topolvm")?.spec;
+        const spec = controllerLease();
         return spec?.holderIdentity ? spec : undefined;
     }, 3000);
     assert.equal(lease.leaseDurationSeconds, 137, JSON.stringify(lease));
@@ -731,10 +736,9 @@ describe("each storage's tests on its own guest, the two guests' at once", { con
             // replica takes it at its next retry (26 s): wait for a renewal, not a clock (the
             // holder's renewTime is the guest's time).
             const leaderWaited = Date.now();
-            const renewTime = () => cluster.json(`get lease topolvm -n ${NS}`).spec?.renewTime as string | undefined;
-            const seenRenewal = renewTime();
+            const seenRenewal = controllerLease()?.renewTime;
             await waitFor("topolvm-controller's Lease renewed by a live leader (after the reboot: once it expired and a replica took it)", 300_000, () => {
-                const now = renewTime();
+                const now = controllerLease()?.renewTime;
                 return now !== undefined && now !== seenRenewal ? true : undefined;
             }, 2000);
             figures.push(`the monitoring test waited ${((Date.now() - leaderWaited) / 1000).toFixed(0)} s for a renewal of the controller's Lease`);
