@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { ChildProcess, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as yaml from "js-yaml";
 import { Guest } from "../vm/harness";
 
@@ -110,15 +111,32 @@ export function guestLvmStackYaml<S extends GuestLvmStorage>(storages: S[], gues
     });
 }
 
-/** csi-sanity's command line in a guest: both sockets, its work directory, 1 GiB volumes expanded to 2 GiB. */
-export function csiSanityCommand(a: { program: string; nodeSocket: string; controllerSocket: string; work: string; params: string; extra?: string[] }): string {
+/** The folder of csi-sanity's path programs (`mkpath`, `rmpath`: a new target and staging directory per spec), to copy into a guest. */
+export const sanityPathPrograms = path.join(__dirname, "sanity-paths");
+
+/**
+ * csi-sanity's command line in a guest: both sockets, its work directory, 1 GiB volumes expanded
+ * to 2 GiB. With `pathPrograms` (the folder sanityPathPrograms was copied to), each spec gets its
+ * own target and staging directory.
+ */
+export function csiSanityCommand(a: { program: string; nodeSocket: string; controllerSocket: string; work: string; params: string; pathPrograms?: string; extra?: string[] }): string {
     const GiB = 1024 ** 3;
+    const paths = a.pathPrograms === undefined ? [] : [
+        `--csi.createmountpathcmd=${a.pathPrograms}/mkpath`,
+        `--csi.createstagingpathcmd=${a.pathPrograms}/mkpath`,
+        `--csi.removemountpathcmd=${a.pathPrograms}/rmpath`,
+        `--csi.removestagingpathcmd=${a.pathPrograms}/rmpath`,
+        // csi-sanity's 10 s is short for a busy guest under TCG
+        "--csi.createpathcmdtimeout=60s",
+        "--csi.removepathcmdtimeout=60s",
+    ];
     return [
         a.program,
         `--csi.endpoint=unix://${a.nodeSocket}`,
         `--csi.controllerendpoint=unix://${a.controllerSocket}`,
         `--csi.mountdir=${a.work}/mount`,
         `--csi.stagingdir=${a.work}/staging`,
+        ...paths,
         `--csi.testvolumesize=${GiB}`,
         `--csi.testvolumeexpandsize=${2 * GiB}`,
         `--csi.testvolumeparameters=${a.params}`,

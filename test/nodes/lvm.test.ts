@@ -26,7 +26,7 @@ import * as path from "node:path";
 import * as yaml from "js-yaml";
 import { planYaml, PlanRun } from "../helpers/plan";
 import { bootGuests, Guest, GuestSet } from "../vm/harness";
-import { copyIntoGuest, csiSanityCommand, csiSanitySummary, GuestLvmStorage, guestLvmStackYaml, topolvmCapacity } from "../drivers/guestFiles";
+import { copyIntoGuest, csiSanityCommand, csiSanitySummary, GuestLvmStorage, guestLvmStackYaml, sanityPathPrograms, topolvmCapacity } from "../drivers/guestFiles";
 import { csiCallProgram, csiSanityProgram } from "../drivers/programs";
 import { failedSpec, focusOn, ranSpec, sanityCounts, sanitySpecs, transientCause, withRerun } from "../drivers/csiSanityReport";
 import { shellQuote } from "../../components/node/script";
@@ -169,6 +169,7 @@ before(async () => {
     const copied = Promise.all(storages.map(async (s) => {
         await copyIntoGuest(guestOf(s), path.dirname(csiCallProgram()), ["csi-call"], guestBin);
         await copyIntoGuest(guestOf(s), path.dirname(csiSanityProgram()), ["csi-sanity"], guestBin);
+        await copyIntoGuest(guestOf(s), path.dirname(sanityPathPrograms), [path.basename(sanityPathPrograms)], guestBin);
     }));
     copied.catch(() => undefined); // awaited below
     for (const s of storages) {
@@ -428,6 +429,17 @@ async function pluginsServing(s: StorageUnderTest): Promise<void> {
     }
 }
 
+/**
+ * The mounts a failed spec left below csi-sanity's work directory (its NodeUnpublishVolume failed
+ * with the plugin down), unmounted deepest first and their directories removed, as the kubelet
+ * cleans up a pod's volume; returns them. Before removeLeftoverVolumes: a mounted LV is in use.
+ */
+async function leftoverMountsRemoved(g: Guest, work: string): Promise<string[]> {
+    const mounts = (await g.check("findmnt -rn -o TARGET")).split("\n").filter((m) => m.startsWith(`${work}/`)).sort((a, b) => b.length - a.length);
+    for (const m of mounts) await g.check(`umount ${shellQuote(m)} && rmdir ${shellQuote(m)}`);
+    return mounts;
+}
+
 /** What a failed spec left (its cleanup failed with the plugin's call) in these storages, removed through their controllers. */
 async function removeLeftoverVolumes(on: StorageUnderTest[]): Promise<void> {
     for (const s of on) {
@@ -454,7 +466,7 @@ async function sanityOn(s: StorageUnderTest) {
     const params = `${pluginDir}/sanity-params.yaml`;
     const report = `${work}/report.json`;
     await g.check(`mkdir -p ${work} && cat >${params}`, { stdin: yaml.dump({ "csi.storage.k8s.io/fstype": "xfs", "topolvm.io/device-class": s.name }) });
-    const sanity = async (extra: string[]) => csiSanityCommand({ program: `${guestBin}/csi-sanity`, nodeSocket, controllerSocket: await controllerSocket(g), work, params, extra });
+    const sanity = async (extra: string[]) => csiSanityCommand({ program: `${guestBin}/csi-sanity`, nodeSocket, controllerSocket: await controllerSocket(g), work, params, pathPrograms: `${guestBin}/${path.basename(sanityPathPrograms)}`, extra });
     // Each skip and focus names specs that exist (a renamed spec must not turn one into nothing).
     for (const { spec } of [...s.skips, ...(s.focus ?? [])]) {
         const dry = await g.run(await sanity(["--ginkgo.dry-run", `--ginkgo.focus='${spec}'`]));
@@ -495,6 +507,8 @@ async function sanityOn(s: StorageUnderTest) {
         if (restarted.length > 0) console.log(restarted.map((x) => x.evidence.replace(/^/gm, "# ")).join("\n"));
         figures.push(`csi-sanity on ${s.name}: run again (${rerun}): ${failed.map((x) => `"${x.text.replace(/^CSI Driver Test Suite /, "")}" (${transientCause(x)})`).join(", ")}${restarted.length > 0 ? `; restarted before: ${restarted.map((x) => `${x.container}${x.byLiveness ? " (killed for its liveness probe)" : ""}`).join(", ")}` : ""}`);
         await pluginsServing(s);
+        const unmounted = await leftoverMountsRemoved(g, work);
+        if (unmounted.length > 0) console.log(`# csi-sanity ${s.name}: unmounted what the failed specs left: ${unmounted.join(", ")}`);
         await removeLeftoverVolumes([s]);
         const again = await run([`--ginkgo.focus=${shellQuote(focusOn(failed.map((x) => x.text)))}`]);
         // the focus ran exactly the failed specs
@@ -508,19 +522,20 @@ async function sanityOn(s: StorageUnderTest) {
 }
 
 /**
- * Each plugin container that restarted since `before`: how its last run ended (the kubelet's
- * record), whether the kubelet killed it for its liveness probe (the pod's events), and the tail
- * of its previous log.
+ * Each plugin container that restarted since `before`, or is not running now (ended, its restart
+ * not yet counted): how its last run ended and its state now (the kubelet's record), whether the
+ * kubelet killed it for its liveness probe (the pod's events), and the tail of its previous log.
  */
 function restartsSince(before: Record<string, number>, on: StorageUnderTest[]): { container: string; byLiveness: boolean; evidence: string }[] {
     const now = pluginRestarts(on);
-    return Object.keys(now).filter((k) => now[k] !== before[k]).map((k) => {
+    const down = new Set(on.flatMap((s) => containerStatusesOn(s.node).filter((c) => !(c.status.name in sidecarPrograms) && c.status.state?.running === undefined).map((c) => c.name)));
+    return Object.keys(now).filter((k) => now[k] !== before[k] || down.has(k)).map((k) => {
         const [pod, container] = k.split("/");
         const status = (cluster.json(`get pod ${pod} -n ${NS}`).status.containerStatuses as any[]).find((c) => c.name === container);
         const events = (cluster.json(`get events -n ${NS} --field-selector involvedObject.name=${pod}`).items as any[]).map((e) => `${e.reason}: ${e.message}`);
         const byLiveness = events.some((e) => /Liveness probe failed|failed liveness probe/.test(e));
         const log = cluster.sh(`kubectl logs -n ${NS} ${pod} -c ${container} --previous --tail=30 2>&1 || true`);
-        return { container: k, byLiveness, evidence: `${k}: restarts ${before[k]} -> ${now[k]}; last termination ${JSON.stringify(status?.lastState?.terminated ?? {})}\nevents:\n${events.join("\n")}\nprevious log:\n${log}` };
+        return { container: k, byLiveness, evidence: `${k}: restarts ${before[k]} -> ${now[k]}; state now ${JSON.stringify(status?.state ?? {})}; last termination ${JSON.stringify(status?.lastState?.terminated ?? {})}\nevents:\n${events.join("\n")}\nprevious log:\n${log}` };
     });
 }
 

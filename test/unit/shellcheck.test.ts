@@ -6,7 +6,7 @@ import { test } from "node:test";
 test("shellcheck passes on every tracked shell script", () => {
     const version = spawnSync("shellcheck", ["--version"], { encoding: "utf8" });
     assert.equal(version.status, 0, "shellcheck is not installed (bash test/setup installs it)");
-    const files = execFileSync("git", ["ls-files", "*.sh", "test/run", "test/setup", ".ci/run"], { encoding: "utf8" })
+    const files = execFileSync("git", ["ls-files", "*.sh", "test/run", "test/setup", ".ci/run", "test/drivers/sanity-paths/*"], { encoding: "utf8" })
         .split("\n")
         .filter(Boolean);
     assert.ok(files.some((f) => f.startsWith("components/node/")), "no node scripts found");
