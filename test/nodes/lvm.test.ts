@@ -405,9 +405,19 @@ function containerStatusesOn(node: string): { name: string; status: any }[] {
     );
 }
 
-/** The restart counts of the plugins' own containers (not the sidecars that cannot start) on the storages' nodes. */
+/** The plugins' own containers (not the sidecars that cannot start) on the storages' nodes, as the kubelet reports them. */
+function pluginStatuses(on: StorageUnderTest[]): { name: string; status: any }[] {
+    return on.flatMap((s) => containerStatusesOn(s.node).filter((c) => !(c.status.name in sidecarPrograms)));
+}
+
+/** Each container's restart count, by `pod/container`. */
+function restartCounts(statuses: { name: string; status: any }[]): Record<string, number> {
+    return Object.fromEntries(statuses.map((c) => [c.name, c.status.restartCount]));
+}
+
+/** The restart counts of the plugins' own containers on the storages' nodes. */
 function pluginRestarts(on: StorageUnderTest[] = storages): Record<string, number> {
-    return Object.fromEntries(on.flatMap((s) => containerStatusesOn(s.node).filter((c) => !(c.status.name in sidecarPrograms)).map((c) => [c.name, c.status.restartCount])));
+    return restartCounts(pluginStatuses(on));
 }
 
 /**
@@ -527,8 +537,9 @@ async function sanityOn(s: StorageUnderTest) {
  * kubelet killed it for its liveness probe (the pod's events), and the tail of its previous log.
  */
 function restartsSince(before: Record<string, number>, on: StorageUnderTest[]): { container: string; byLiveness: boolean; evidence: string }[] {
-    const now = pluginRestarts(on);
-    const down = new Set(on.flatMap((s) => containerStatusesOn(s.node).filter((c) => !(c.status.name in sidecarPrograms) && c.status.state?.running === undefined).map((c) => c.name)));
+    const statuses = pluginStatuses(on);
+    const now = restartCounts(statuses);
+    const down = new Set(statuses.filter((c) => c.status.state?.running === undefined).map((c) => c.name));
     return Object.keys(now).filter((k) => now[k] !== before[k] || down.has(k)).map((k) => {
         const [pod, container] = k.split("/");
         const status = (cluster.json(`get pod ${pod} -n ${NS}`).status.containerStatuses as any[]).find((c) => c.name === container);
