@@ -46,6 +46,20 @@ export function sanitySpecs(reportJson: string): SanitySpec[] {
 /** A spec the run ran (not skipped by a focus, a skip or a capability the driver lacks; not pending). */
 export const ranSpec = (s: SanitySpec): boolean => s.state !== "skipped" && s.state !== "pending";
 
+/**
+ * A spec that skipped itself as it ran: csi-sanity's own check found a capability the driver does
+ * not claim (`Skip()` in a BeforeEach or It). ginkgo keeps the skip's reason as the spec's failure
+ * message; a spec left out by a focus or skip pattern has none.
+ */
+export const skippedAsItRan = (s: SanitySpec): boolean => s.state === "skipped" && s.failure !== undefined;
+
+/**
+ * A spec a focused rerun decided: it ran, or skipped itself as it ran. A spec that failed because
+ * a plugin's socket was gone may have failed in that very capability check, and be skipped by it
+ * once the plugin serves again.
+ */
+export const decidedSpec = (s: SanitySpec): boolean => ranSpec(s) || skippedAsItRan(s);
+
 /** A spec that ran and did not pass. */
 export const failedSpec = (s: SanitySpec): boolean => ranSpec(s) && s.state !== "passed";
 
@@ -82,8 +96,8 @@ export function focusOn(texts: string[]): string {
     return `^(${texts.map(escape).join("|")})$`;
 }
 
-/** A run's specs with those run again replaced by their new results. */
+/** A run's specs with those a rerun decided (decidedSpec) replaced by their new results. */
 export function withRerun(first: SanitySpec[], rerun: SanitySpec[]): SanitySpec[] {
-    const again = new Map(rerun.filter(ranSpec).map((s) => [s.text, s]));
+    const again = new Map(rerun.filter(decidedSpec).map((s) => [s.text, s]));
     return first.map((s) => again.get(s.text) ?? s);
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { failedSpec, focusOn, ranSpec, sanityCounts, sanitySpecs, transientCause, withRerun } from "../drivers/csiSanityReport";
+import { decidedSpec, failedSpec, focusOn, ranSpec, sanityCounts, sanitySpecs, skippedAsItRan, transientCause, withRerun } from "../drivers/csiSanityReport";
 
 /** A spec report as ginkgo v2 writes it in `--ginkgo.json-report` (the fields read). */
 const specReport = (containers: string[], leaf: string, state: string, failure?: { FailureNodeType: string; Message: string }, leafType = "It") => ({
@@ -92,6 +92,45 @@ describe("csi-sanity's JSON report", () => {
             { text: "d", state: "pending" },
         ]);
         assert.deepEqual([...first, { text: "d", state: "pending" }].filter(ranSpec).map((s) => s.text), ["a", "b"]);
+    });
+
+    // A GroupController spec as the lvm tier's thick storage met it (test/nodes/README.md): its
+    // BeforeEach asks the plugin's capabilities, so it failed while topolvm-node's socket was gone;
+    // run again, csi-sanity found the capability not claimed and skipped it (ginkgo's Skip()).
+    const groupSnapshot = ["GroupController Service [GroupController VolumeGroupSnapshots]", "CreateVolumeGroupSnapshot"];
+    const groupSnapshotText = `CSI Driver Test Suite ${groupSnapshot.join(" ")} should fail when no name is provided`;
+    const socketGone = 'Unexpected error:\n    rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/lib/kubelet/plugins/topolvm.io/node/csi-topolvm.sock: connect: no such file or directory"\noccurred';
+
+    test("a spec that skipped itself as it ran keeps its reason and is told from one a pattern left out", () => {
+        const specs = sanitySpecs(reportOf(
+            specReport(groupSnapshot, "should fail when no name is provided", "skipped", { FailureNodeType: "BeforeEach", Message: "GroupControllerService not supported" }),
+            specReport(["Controller Service [Controller Server]", "CreateSnapshot"], "should create a snapshot", "skipped"),
+        ));
+        assert.deepEqual(specs[0], { text: groupSnapshotText, state: "skipped", failure: { in: "BeforeEach", message: "GroupControllerService not supported" } });
+        assert.deepEqual(specs.map(skippedAsItRan), [true, false]);
+        assert.deepEqual(specs.map(decidedSpec), [true, false]);
+        assert.deepEqual(specs.map(ranSpec), [false, false]);
+        assert.deepEqual(specs.map(failedSpec), [false, false]);
+        assert.deepEqual(sanityCounts(specs), { total: 2, passed: 0, failed: 0, pending: 0, skipped: 2 });
+    });
+
+    test("a spec failed on a gone socket and skipped by its capability check when run again counts as skipped", () => {
+        const first = sanitySpecs(reportOf(
+            specReport(groupSnapshot, "should fail when no name is provided", "failed", { FailureNodeType: "BeforeEach", Message: socketGone }),
+            specReport(["Node Service"], "should work", "failed", { FailureNodeType: "It", Message: socketGone }),
+            specReport(["Controller Service [Controller Server]", "CreateSnapshot"], "should create a snapshot", "skipped"),
+        ));
+        assert.equal(transientCause(first[0]), "a plugin's socket not served (the plugin restarting)");
+        // the focused rerun: the two failed specs decided, the third left out by the focus
+        const rerun = sanitySpecs(reportOf(
+            specReport(groupSnapshot, "should fail when no name is provided", "skipped", { FailureNodeType: "BeforeEach", Message: "GroupControllerService not supported" }),
+            specReport(["Node Service"], "should work", "passed"),
+            specReport(["Controller Service [Controller Server]", "CreateSnapshot"], "should create a snapshot", "skipped"),
+        ));
+        assert.deepEqual(rerun.filter(decidedSpec).map((s) => s.text), first.filter(failedSpec).map((s) => s.text));
+        const merged = withRerun(first, rerun);
+        assert.deepEqual(merged.map((s) => s.state), ["skipped", "passed", "skipped"]);
+        assert.deepEqual(sanityCounts(merged), { total: 3, passed: 1, failed: 0, pending: 0, skipped: 2 });
     });
 });
 
