@@ -544,11 +544,11 @@ function restartsSince(before: Record<string, number>, on: StorageUnderTest[]): 
     const down = new Set(statuses.filter((c) => c.status.state?.running === undefined).map((c) => c.name));
     return Object.keys(now).filter((k) => now[k] !== before[k] || down.has(k)).map((k) => {
         const [pod, container] = k.split("/");
-        const status = (cluster.json(`get pod ${pod} -n ${NS}`).status.containerStatuses as any[]).find((c) => c.name === container);
+        const status = statuses.find((c) => c.name === k)!.status;
         const events = (cluster.json(`get events -n ${NS} --field-selector involvedObject.name=${pod}`).items as any[]).map((e) => `${e.reason}: ${e.message}`);
         const byLiveness = events.some((e) => /Liveness probe failed|failed liveness probe/.test(e));
         const log = cluster.sh(`kubectl logs -n ${NS} ${pod} -c ${container} --previous --tail=30 2>&1 || true`);
-        return { container: k, byLiveness, evidence: `${k}: restarts ${before[k]} -> ${now[k]}; state now ${JSON.stringify(status?.state ?? {})}; last termination ${JSON.stringify(status?.lastState?.terminated ?? {})}\nevents:\n${events.join("\n")}\nprevious log:\n${log}` };
+        return { container: k, byLiveness, evidence: `${k}: restarts ${before[k]} -> ${now[k]}; state now ${JSON.stringify(status.state ?? {})}; last termination ${JSON.stringify(status.lastState?.terminated ?? {})}\nevents:\n${events.join("\n")}\nprevious log:\n${log}` };
     });
 }
 
